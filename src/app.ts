@@ -1,0 +1,104 @@
+// buildApp(config, store): the Fastify application with its parsers, hooks, routes and
+// the mapping of every outcome onto the envelope. It does not listen; main.ts does.
+import { randomUUID } from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { createAuthGuard, authenticationFailure } from './auth/guard.js';
+import { createLoginLimiter } from './auth/login-limiter.js';
+import { registerTokenRoute } from './auth/routes.js';
+import { createCredentialsChecker, createTokenService } from './auth/tokens.js';
+import { registerBookRoutes } from './books/routes.js';
+import type { Config } from './config.js';
+import { Messages, errorEnvelope } from './http/envelope.js';
+import { handleClientError, handleError } from './http/errors.js';
+import { recordRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
+import type { App } from './http/types.js';
+import type { BookStore } from './store/book-store.js';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+export interface AppDependencies {
+  config: Readonly<Config>;
+  store: BookStore;
+  logger: Logger;
+}
+
+export function buildApp({ config, store, logger }: AppDependencies): App {
+  const tokens = createTokenService(config.secret);
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }), // one line per request, written below
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestTimeout: 30_000, // whole request, so a slow upload cannot hold a socket
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 65_000, // longer than common load balancer idle timeouts
+    return503OnClosing: false, // requests that arrive while draining are still served
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Bodies must match their schema exactly: `"1999"` is not a year.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, useDefaults: false } },
+    clientErrorHandler: handleClientError,
+    frameworkErrors: (error, request, reply) => handleUndecodableUrl(error, request, reply),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.server.headersTimeout = 20_000;
+
+  // JSON whatever the Content-Type (clients that forget the header still work), through the
+  // secure parser that refuses `__proto__` and `constructor.prototype` keys.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url,
+        url: request.url.length > 256 ? `${request.url.slice(0, 256)}…` : request.url,
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request completed',
+    );
+    done();
+  });
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorEnvelope(404, Messages.routeNotFound)));
+
+  const routeTable = recordRoutes(app);
+  registerTokenRoute(app, {
+    tokens,
+    credentials: createCredentialsChecker(config.authUsername, config.authPassword),
+    limiter: createLoginLimiter(config.loginRateLimit),
+  });
+  registerBookRoutes(app, { store, requireToken: createAuthGuard(tokens) });
+  registerMethodNotAllowed(app, routeTable);
+
+  /**
+   * A URL whose `:id` cannot be decoded (`/book/%zz`) or is absurdly long never reaches a
+   * route. Under /book/ it is still a protected path: authenticate first, then 404.
+   */
+  function handleUndecodableUrl(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    reply.header('x-content-type-options', 'nosniff');
+    if (request.url.startsWith('/book/')) {
+      const failure = authenticationFailure(request.headers.authorization, tokens);
+      if (failure) return reply.code(401).send(errorEnvelope(401, failure));
+      return reply.code(404).send(errorEnvelope(404, Messages.bookNotFound));
+    }
+    request.log.debug({ code: error.code }, 'undecodable URL');
+    return reply.code(400).send(errorEnvelope(400, Messages.badRequest));
+  }
+
+  return app;
+}

@@ -1,0 +1,54 @@
+// POST /token: the built-in credentials in exchange for a signed, 15-minute token.
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { Envelope, LoginBody, TokenResult, errorResponses } from '../books/schemas.js';
+import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
+import type { App } from '../http/types.js';
+import type { LoginLimiter } from './login-limiter.js';
+import type { CredentialsChecker, TokenService } from './tokens.js';
+
+export interface TokenRouteOptions {
+  tokens: TokenService;
+  credentials: CredentialsChecker;
+  limiter: LoginLimiter;
+}
+
+export function registerTokenRoute(app: App, { tokens, credentials, limiter }: TokenRouteOptions) {
+  // Runs before the body is read: a limited address gets 429 whatever it sends.
+  function refuseWhileLimited(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+    reply.header('cache-control', 'no-store');
+    const retryAfter = limiter.retryAfterSeconds(request.ip);
+    if (retryAfter === 0) {
+      done();
+      return;
+    }
+    reply.header('retry-after', String(retryAfter)).code(429).send(errorEnvelope(429, Messages.tooManyRequests));
+  }
+
+  app.post(
+    '/token',
+    {
+      onRequest: refuseWhileLimited,
+      config: { invalidBodyMessage: Messages.invalidLoginPayload },
+      schema: {
+        summary: 'Exchange the built-in credentials for a token',
+        body: LoginBody,
+        response: { 200: Envelope(TokenResult), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { username, password } = request.body;
+      if (!credentials.matches(username, password)) {
+        limiter.recordFailure(request.ip);
+        return reply.code(401).send(errorEnvelope(401, Messages.invalidCredentials));
+      }
+      let token: string;
+      try {
+        token = tokens.issue();
+      } catch (error) {
+        request.log.error({ err: error }, 'token signing failed');
+        return reply.code(500).send(errorEnvelope(500, Messages.tokenSigningFailed));
+      }
+      return reply.code(200).send(envelope(200, Messages.tokenGenerated, { token }));
+    },
+  );
+}

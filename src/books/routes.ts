@@ -1,0 +1,138 @@
+// The five book routes. Thin: authenticate (onRequest), parse the id, call the store, wrap
+// the result in the envelope. Bodies are validated by the route schemas before the handler.
+import { Type } from 'typebox';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
+import type { App } from '../http/types.js';
+import type { BookFields, BookStore, StoredBook } from '../store/book-store.js';
+import { parseBookId } from './book-id.js';
+import { Book, CreateBookBody, Envelope, UpdateBookBody, errorResponses, type UpdateBookBody as UpdateBody } from './schemas.js';
+
+export interface BookRouteOptions {
+  store: BookStore;
+  requireToken: onRequestHookHandler;
+}
+
+const IdParams = Type.Object({ id: Type.String({ description: 'Book id: a positive 64-bit integer' }) });
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The book a PUT applies to, loaded before its body is read (404 before 400). */
+    existingBook: StoredBook | undefined;
+  }
+}
+
+export function registerBookRoutes(app: App, { store, requireToken }: BookRouteOptions) {
+  app.decorateRequest('existingBook', undefined);
+
+  const bookNotFound = (reply: FastifyReply) => reply.code(404).send(errorEnvelope(404, Messages.bookNotFound));
+
+  app.post(
+    '/book',
+    {
+      onRequest: requireToken,
+      config: { invalidBodyMessage: Messages.invalidBook },
+      schema: {
+        summary: 'Create a book',
+        body: CreateBookBody,
+        response: { 201: Envelope(Book), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { title, author, year } = request.body;
+      const book = await store.create({ title, author, year });
+      return reply.code(201).send(envelope(201, Messages.bookCreated, book));
+    },
+  );
+
+  app.get(
+    '/books',
+    {
+      onRequest: requireToken,
+      schema: {
+        summary: 'List every book, ordered by id',
+        response: { 200: Envelope(Type.Array(Book)), ...errorResponses },
+      },
+    },
+    async (_request, reply) => {
+      const books = await store.list();
+      return reply.code(200).send(envelope(200, Messages.booksRetrieved, books));
+    },
+  );
+
+  app.get(
+    '/book/:id',
+    {
+      onRequest: requireToken,
+      schema: {
+        summary: 'Read one book',
+        params: IdParams,
+        response: { 200: Envelope(Book), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const id = parseBookId(request.params.id);
+      const book = id === undefined ? undefined : await store.get(id);
+      if (!book) return bookNotFound(reply);
+      return reply.code(200).send(envelope(200, Messages.bookRetrieved, book));
+    },
+  );
+
+  // The spec: the book is looked up first (404), then the body is applied (400). The lookup
+  // is an onRequest hook so that it runs before the body is even parsed.
+  async function loadExistingBook(request: FastifyRequest, reply: FastifyReply) {
+    const id = parseBookId((request.params as { id?: string }).id);
+    const book = id === undefined ? undefined : await store.get(id);
+    if (!book) return bookNotFound(reply);
+    request.existingBook = book;
+  }
+
+  app.put(
+    '/book/:id',
+    {
+      onRequest: [requireToken, loadExistingBook],
+      config: { invalidBodyMessage: Messages.invalidBook },
+      schema: {
+        summary: 'Update some or all fields of a book',
+        params: IdParams,
+        body: UpdateBookBody,
+        response: { 200: Envelope(Book), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const existing = request.existingBook as StoredBook;
+      const changes = pickChanges(request.body);
+      const book = Object.keys(changes).length === 0 ? existing : await store.update(existing.id, changes);
+      // Deleted between the lookup and the update: it is gone, so 404.
+      if (!book) return bookNotFound(reply);
+      return reply.code(200).send(envelope(200, Messages.bookUpdated, book));
+    },
+  );
+
+  app.delete(
+    '/book/:id',
+    {
+      onRequest: requireToken,
+      schema: {
+        summary: 'Delete a book',
+        params: IdParams,
+        response: { 200: Envelope(Type.Null()), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const id = parseBookId(request.params.id);
+      const deleted = id !== undefined && (await store.delete(id));
+      if (!deleted) return bookNotFound(reply);
+      return reply.code(200).send(envelope(200, Messages.bookDeleted, null));
+    },
+  );
+}
+
+/** Only the three book fields; `id` and unknown fields in the body are ignored. */
+function pickChanges(body: UpdateBody): Partial<BookFields> {
+  const changes: Partial<BookFields> = {};
+  if (body.title !== undefined) changes.title = body.title;
+  if (body.author !== undefined) changes.author = body.author;
+  if (body.year !== undefined) changes.year = body.year;
+  return changes;
+}

@@ -1,0 +1,180 @@
+// Configuration: the environment plus an optional `.env` file in the working directory,
+// validated once at startup into a frozen Config, or one ConfigError naming the cause.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseEnv } from 'node:util';
+
+export type StoreConfig =
+  | { kind: 'sqlite'; file: string } // file is an absolute path or ':memory:'
+  | { kind: 'postgres'; url: string }
+  | { kind: 'mysql'; url: string };
+
+export interface Config {
+  port: number;
+  host: string;
+  store: StoreConfig;
+  /** DB_URL with any password masked: safe to log. */
+  storeDescription: string;
+  secret: string;
+  authUsername: string;
+  authPassword: string;
+  logLevel: string;
+  loginRateLimit: number;
+  dbConnectTimeoutMs: number;
+  dbPoolMax: number | undefined;
+  dbQueryTimeoutMs: number;
+  corsOrigins: string[] | '*' | undefined;
+  metrics: boolean;
+  workers: number;
+  /** Startup warnings (weak secret, default credentials), logged once the logger exists. */
+  warnings: string[];
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export const DEFAULT_DB_URL = 'sqlite:./data/books.db';
+export const DEFAULT_USERNAME = 'admin';
+export const DEFAULT_PASSWORD = 'password';
+const MIN_SECRET_BYTES = 32;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Record<string, string | undefined>;
+
+/** Reads `.env` from `cwd` if present. Variables already in the environment win. */
+export function readDotEnv(cwd: string): Env {
+  let content: string;
+  try {
+    content = readFileSync(resolve(cwd, '.env'), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ConfigError(`cannot read ${resolve(cwd, '.env')}: ${(error as Error).message}`);
+  }
+  return parseEnv(content);
+}
+
+export function loadConfig(processEnv: Env, cwd: string): Readonly<Config> {
+  const env: Env = { ...readDotEnv(cwd), ...withoutEmpty(processEnv) };
+  const warnings: string[] = [];
+
+  const secret = env.SECRET_TOKEN;
+  if (!secret) {
+    throw new ConfigError('SECRET_TOKEN is not set: it is required to sign and verify tokens');
+  }
+  if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
+    warnings.push(
+      `SECRET_TOKEN is shorter than ${MIN_SECRET_BYTES} bytes; use at least 256 bits of random data (RFC 7518 §3.2)`,
+    );
+  }
+
+  const authUsername = env.AUTH_USERNAME ?? DEFAULT_USERNAME;
+  const authPassword = env.AUTH_PASSWORD ?? DEFAULT_PASSWORD;
+  if (env.AUTH_USERNAME === undefined || env.AUTH_PASSWORD === undefined) {
+    warnings.push('AUTH_USERNAME/AUTH_PASSWORD not set: the built-in default credentials are in use');
+  }
+
+  const dbUrl = env.DB_URL ?? DEFAULT_DB_URL;
+  const store = parseStoreUrl(dbUrl, cwd);
+
+  const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${env.LOG_LEVEL}"`);
+  }
+
+  const config: Config = {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST ?? '0.0.0.0',
+    store,
+    storeDescription: describeStoreUrl(dbUrl),
+    secret,
+    authUsername,
+    authPassword,
+    logLevel,
+    loginRateLimit: integer(env, 'LOGIN_RATE_LIMIT', 10, 0, 1_000_000),
+    dbConnectTimeoutMs: seconds(env, 'DB_CONNECT_TIMEOUT', 10),
+    dbPoolMax: env.DB_POOL_MAX === undefined ? undefined : integer(env, 'DB_POOL_MAX', 10, 1, 10_000),
+    dbQueryTimeoutMs: seconds(env, 'DB_QUERY_TIMEOUT', 5),
+    corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
+    metrics: boolean(env, 'METRICS', true),
+    workers: integer(env, 'WORKERS', 1, 1, 1024),
+    warnings,
+  };
+  return Object.freeze(config);
+}
+
+/** Maps DB_URL onto a store. Any scheme other than the documented ones refuses to start. */
+export function parseStoreUrl(dbUrl: string, cwd: string): StoreConfig {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(dbUrl)?.[1]?.toLowerCase();
+  switch (scheme) {
+    case 'sqlite':
+    case 'file': {
+      // sqlite:PATH, sqlite://PATH, sqlite:///abs/path, file:PATH, sqlite::memory:
+      let path = dbUrl.slice(scheme.length + 1);
+      if (path.startsWith('//')) path = path.slice(2);
+      if (path === '' ) throw new ConfigError(`DB_URL "${dbUrl}" names no SQLite file`);
+      if (path === ':memory:') return { kind: 'sqlite', file: ':memory:' };
+      return { kind: 'sqlite', file: resolve(cwd, path) };
+    }
+    case 'postgres':
+    case 'postgresql':
+      return { kind: 'postgres', url: dbUrl };
+    case 'mysql':
+    case 'mariadb':
+      return { kind: 'mysql', url: dbUrl.replace(/^mariadb:/i, 'mysql:') };
+    default:
+      throw new ConfigError(
+        `DB_URL has an unsupported scheme "${scheme ?? dbUrl}": use sqlite:PATH, file:PATH, ` +
+          'postgres://…, postgresql://…, mysql://… or mariadb://…',
+      );
+  }
+}
+
+/** The store URL with its password replaced, for logs and error messages. */
+export function describeStoreUrl(dbUrl: string): string {
+  return dbUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+}
+
+function withoutEmpty(env: Env): Env {
+  // An empty variable means "not set", so `PORT= npm start` keeps the default.
+  const result: Env = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined && value !== '') result[key] = value;
+  return result;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}; got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function seconds(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined) return fallback * 1000;
+  const value = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !(value > 0) || value > 3600) {
+    throw new ConfigError(`${name} must be a number of seconds greater than 0 (at most 3600); got "${raw}"`);
+  }
+  return Math.round(value * 1000);
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false; got "${env[name]}"`);
+}
+
+function parseCorsOrigins(raw: string | undefined): string[] | '*' | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.trim() === '*') return '*';
+  const origins = raw
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean);
+  return origins.length > 0 ? origins : undefined;
+}

@@ -1,0 +1,41 @@
+// The response envelope `{ status, message, data }` and every fixed message the service sends.
+
+export const Messages = {
+  tokenGenerated: 'Token generated successfully',
+  invalidLoginPayload: 'Invalid request payload',
+  invalidCredentials: 'Invalid credentials',
+  tokenSigningFailed: 'Could not generate token',
+  bookCreated: 'Book created successfully',
+  booksRetrieved: 'Books retrieved successfully',
+  bookRetrieved: 'Book retrieved successfully',
+  bookUpdated: 'Book updated successfully',
+  bookDeleted: 'Book deleted successfully',
+  invalidBook: 'Invalid input',
+  bookNotFound: 'Book not found',
+  tokenRequired: 'Authorization token required',
+  invalidToken: 'Invalid token',
+  routeNotFound: 'Route not found',
+  methodNotAllowed: 'Method not allowed',
+  bodyTooLarge: 'Request body too large',
+  tooManyRequests: 'Too many requests',
+  serviceUnavailable: 'Service unavailable',
+  internalError: 'Internal server error',
+  badRequest: 'Bad request',
+  requestTimeout: 'Request timeout',
+} as const;
+
+export type Message = (typeof Messages)[keyof typeof Messages];
+
+export interface Envelope<T> {
+  status: number;
+  message: string;
+  data: T;
+}
+
+export function envelope<T>(status: number, message: string, data: T): Envelope<T> {
+  return { status, message, data };
+}
+
+export function errorEnvelope(status: number, message: string): Envelope<null> {
+  return { status, message, data: null };
+}

@@ -1,0 +1,58 @@
+// Every failure becomes the envelope: framework errors, validation, body limits, store
+// outages and bugs. Internals (SQL, stacks, driver text) go to the log, never to the body.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { StoreUnavailableError } from '../store/errors.js';
+import { Messages, errorEnvelope } from './envelope.js';
+
+/** Messages for 4xx statuses that have no operation-specific text. */
+const GENERIC_MESSAGES: Record<number, string> = {
+  400: Messages.badRequest,
+  404: Messages.routeNotFound,
+  405: Messages.methodNotAllowed,
+  408: Messages.requestTimeout,
+  413: Messages.bodyTooLarge,
+  429: Messages.tooManyRequests,
+  503: Messages.serviceUnavailable,
+};
+
+function isBodyError(error: FastifyError): boolean {
+  return error.validation !== undefined || (error.statusCode === 400 && error.code?.startsWith('FST_ERR_CTP_'));
+}
+
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (isBodyError(error)) {
+    const message = request.routeOptions.config.invalidBodyMessage ?? Messages.badRequest;
+    return reply.code(400).send(errorEnvelope(400, message));
+  }
+  if (error instanceof StoreUnavailableError) {
+    request.log.warn({ err: error.cause }, 'store unavailable');
+    return reply.code(503).send(errorEnvelope(503, Messages.serviceUnavailable));
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return reply.code(status).send(errorEnvelope(status, GENERIC_MESSAGES[status] ?? STATUS_CODES[status] ?? Messages.badRequest));
+  }
+  request.log.error({ err: error }, 'request failed');
+  return reply.code(500).send(errorEnvelope(500, Messages.internalError));
+}
+
+/**
+ * Errors Node raises before a request exists (header overflow, malformed request line,
+ * request timeout): answer with an envelope if the socket can still take it, then close.
+ */
+export function handleClientError(error: Error & { code?: string }, socket: Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const status =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const message = GENERIC_MESSAGES[status] ?? STATUS_CODES[status] ?? Messages.badRequest;
+  const body = JSON.stringify(errorEnvelope(status, message));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}

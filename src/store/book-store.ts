@@ -1,0 +1,31 @@
+// The BookStore interface: what the HTTP layer needs from persistence, nothing more.
+
+export interface BookFields {
+  title: string;
+  author: string;
+  year: number;
+}
+
+export interface StoredBook extends BookFields {
+  id: bigint;
+}
+
+export type StoreDialect = 'sqlite' | 'postgres' | 'mysql';
+
+/** Largest id any store can hold: ids are signed 64-bit integers in every dialect. */
+export const MAX_BOOK_ID = 2n ** 63n - 1n;
+
+export interface BookStore {
+  readonly dialect: StoreDialect;
+  create(fields: BookFields): Promise<StoredBook>;
+  /** Every book, ordered by id ascending. */
+  list(): Promise<StoredBook[]>;
+  get(id: bigint): Promise<StoredBook | undefined>;
+  /** Applies the given fields; undefined when no such book exists. */
+  update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined>;
+  /** False when no such book exists. */
+  delete(id: bigint): Promise<boolean>;
+  /** Resolves when the store answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

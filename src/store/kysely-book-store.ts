@@ -1,0 +1,122 @@
+// The BookStore over Kysely: one implementation for SQLite, PostgreSQL and MySQL.
+import { sql, type Generated, type Kysely } from 'kysely';
+import type { BookFields, BookStore, StoreDialect, StoredBook } from './book-store.js';
+import { classifyStoreError } from './errors.js';
+
+interface BooksTable {
+  id: Generated<bigint>;
+  title: string;
+  author: string;
+  year: number;
+}
+
+export interface BookDatabase {
+  books: BooksTable;
+}
+
+/** What the drivers return: ids as bigint (SQLite, pg) or string/number (mysql2), years as number or bigint. */
+interface BookRow {
+  id: bigint | string | number;
+  title: string;
+  author: string;
+  year: number | bigint;
+}
+
+const COLUMNS = ['id', 'title', 'author', 'year'] as const;
+
+export class KyselyBookStore implements BookStore {
+  constructor(
+    private readonly db: Kysely<BookDatabase>,
+    readonly dialect: StoreDialect,
+  ) {}
+
+  async create(fields: BookFields): Promise<StoredBook> {
+    const values = { title: fields.title, author: fields.author, year: fields.year };
+    try {
+      if (this.dialect === 'mysql') {
+        // MySQL has no INSERT … RETURNING; the generated id comes back with the result.
+        const result = await this.db.insertInto('books').values(values).executeTakeFirstOrThrow();
+        return { id: BigInt(result.insertId as bigint), ...values };
+      }
+      const row = await this.db.insertInto('books').values(values).returning(COLUMNS).executeTakeFirstOrThrow();
+      return toStoredBook(row);
+    } catch (error) {
+      return classifyStoreError(error);
+    }
+  }
+
+  async list(): Promise<StoredBook[]> {
+    try {
+      const rows = await this.db.selectFrom('books').select(COLUMNS).orderBy('id', 'asc').execute();
+      return rows.map(toStoredBook);
+    } catch (error) {
+      return classifyStoreError(error);
+    }
+  }
+
+  async get(id: bigint): Promise<StoredBook | undefined> {
+    try {
+      const row = await this.db.selectFrom('books').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+      return row && toStoredBook(row);
+    } catch (error) {
+      return classifyStoreError(error);
+    }
+  }
+
+  async update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined> {
+    const values: Partial<BookFields> = {};
+    if (changes.title !== undefined) values.title = changes.title;
+    if (changes.author !== undefined) values.author = changes.author;
+    if (changes.year !== undefined) values.year = changes.year;
+    if (Object.keys(values).length === 0) return this.get(id);
+    try {
+      if (this.dialect === 'mysql') {
+        // No UPDATE … RETURNING: update and read back in one transaction, so the answer is our own write.
+        return await this.db.transaction().execute(async (trx) => {
+          await trx.updateTable('books').set(values).where('id', '=', id).execute();
+          const row = await trx.selectFrom('books').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+          return row && toStoredBook(row);
+        });
+      }
+      const row = await this.db
+        .updateTable('books')
+        .set(values)
+        .where('id', '=', id)
+        .returning(COLUMNS)
+        .executeTakeFirst();
+      return row && toStoredBook(row);
+    } catch (error) {
+      return classifyStoreError(error);
+    }
+  }
+
+  async delete(id: bigint): Promise<boolean> {
+    try {
+      const result = await this.db.deleteFrom('books').where('id', '=', id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    } catch (error) {
+      return classifyStoreError(error);
+    }
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await sql`select 1`.execute(this.db);
+    } catch (error) {
+      classifyStoreError(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}
+
+function toStoredBook(row: BookRow): StoredBook {
+  return {
+    id: typeof row.id === 'bigint' ? row.id : BigInt(row.id),
+    title: row.title,
+    author: row.author,
+    year: Number(row.year),
+  };
+}
