@@ -1,0 +1,126 @@
+// POST /token: spec "POST /token" rules 1-4, the token properties (Authentication 3) and
+// the failed-login limit (DESIGN.md "Failed logins").
+import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { forEachStore } from '../helpers/stores.js';
+import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME, useService } from '../helpers/service.js';
+
+forEachStore((kind) => {
+  describe('POST /token', () => {
+    const service = useService(kind);
+
+    it('rule 4: correct credentials → 200 "Token generated successfully" with data.token', async () => {
+      const response = await service.client.request('POST', '/token', {
+        body: { username: TEST_USERNAME, password: TEST_PASSWORD },
+      });
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({
+        status: 200,
+        message: 'Token generated successfully',
+        data: { token: expect.any(String) },
+      });
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+    });
+
+    it('Authentication 3: HS256, signed with SECRET_TOKEN, only claim exp = issue + 900 s', async () => {
+      const before = Math.floor(Date.now() / 1000);
+      const token = await service.client.token();
+      const after = Math.floor(Date.now() / 1000);
+      expect(decodeProtectedHeader(token).alg).toBe('HS256');
+      const { payload } = await jwtVerify(token, new TextEncoder().encode(TEST_SECRET), { algorithms: ['HS256'] });
+      expect(Object.keys(payload)).toEqual(['exp']);
+      expect(payload.exp).toBeGreaterThanOrEqual(before + 900);
+      expect(payload.exp).toBeLessThanOrEqual(after + 900);
+      expect(Number.isInteger(decodeJwt(token).exp)).toBe(true);
+    });
+
+    it('rule 2: wrong password → 401 "Invalid credentials"', async () => {
+      const response = await service.client.request('POST', '/token', {
+        body: { username: TEST_USERNAME, password: 'wrong' },
+      });
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual({ status: 401, message: 'Invalid credentials', data: null });
+    });
+
+    it('rule 2: wrong username → 401 "Invalid credentials"', async () => {
+      const response = await service.client.request('POST', '/token', {
+        body: { username: 'someone', password: TEST_PASSWORD },
+      });
+      expect(response.body).toEqual({ status: 401, message: 'Invalid credentials', data: null });
+    });
+
+    it.each([
+      ['malformed JSON', '{"username":'],
+      ['an empty body', ''],
+      ['a JSON array', '[]'],
+      ['a JSON string', '"admin"'],
+      ['null', 'null'],
+      ['a missing password', JSON.stringify({ username: TEST_USERNAME })],
+      ['a missing username', JSON.stringify({ password: TEST_PASSWORD })],
+      ['a numeric password', JSON.stringify({ username: TEST_USERNAME, password: 1234 })],
+      ['a null username', JSON.stringify({ username: null, password: TEST_PASSWORD })],
+    ])('rule 1: %s → 400 "Invalid request payload"', async (_name, body) => {
+      const response = await service.client.request('POST', '/token', {
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ status: 400, message: 'Invalid request payload', data: null });
+    });
+
+    it('DESIGN: a body without Content-Type is still parsed as JSON', async () => {
+      const response = await fetch(`${service.current.baseUrl}/token`, {
+        method: 'POST',
+        body: new TextEncoder().encode(JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD })),
+      });
+      expect(response.status).toBe(200);
+    });
+
+    it('DESIGN: a body sent as text/plain is still parsed as JSON', async () => {
+      const response = await service.client.request('POST', '/token', {
+        body: JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }),
+        headers: { 'content-type': 'text/plain' },
+      });
+      expect(response.status).toBe(200);
+    });
+  });
+
+  describe('failed-login limit (LOGIN_RATE_LIMIT=3)', () => {
+    const service = useService(kind, { LOGIN_RATE_LIMIT: '3' });
+
+    it('after 3 failures every attempt, a correct one too, gets 429 "Too many requests" with Retry-After', async () => {
+      const correct = { username: TEST_USERNAME, password: TEST_PASSWORD };
+      // Successful logins do not count toward the limit.
+      for (let i = 0; i < 5; i++) expect((await service.client.request('POST', '/token', { body: correct })).status).toBe(200);
+      for (let i = 0; i < 3; i++) {
+        const response = await service.client.request('POST', '/token', { body: { ...correct, password: `x${i}` } });
+        expect(response.status).toBe(401);
+      }
+      for (const body of [{ ...correct, password: 'wrong' }, correct, '{']) {
+        const response = await service.client.request('POST', '/token', { body });
+        expect(response.status).toBe(429);
+        expect(response.body).toEqual({ status: 429, message: 'Too many requests', data: null });
+        const retryAfter = Number(response.headers.get('retry-after'));
+        expect(retryAfter).toBeGreaterThan(0);
+        expect(retryAfter).toBeLessThanOrEqual(60);
+      }
+    });
+
+    it('other endpoints are not limited', async () => {
+      const response = await service.client.request('GET', '/books');
+      expect(response.status).toBe(401);
+    });
+  });
+
+  describe('LOGIN_RATE_LIMIT=0 turns the limit off', () => {
+    const service = useService(kind, { LOGIN_RATE_LIMIT: '0' });
+
+    it('20 failures in a row all answer 401', async () => {
+      for (let i = 0; i < 20; i++) {
+        const response = await service.client.request('POST', '/token', { body: { username: 'a', password: 'b' } });
+        expect(response.status).toBe(401);
+      }
+    });
+  });
+});
