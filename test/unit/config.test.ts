@@ -1,0 +1,89 @@
+// DESIGN.md "Configuration": names, defaults, DB_URL schemes, validation.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, describeStoreUrl, loadConfig, parseStoreUrl } from '../../src/config.js';
+
+const cwd = mkdtempSync(join(tmpdir(), 'books-config-'));
+afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const SECRET = 'x'.repeat(32);
+
+describe('configuration', () => {
+  it('defaults: port 8080, host 0.0.0.0, SQLite ./data/books.db under the working directory', () => {
+    const config = loadConfig({ SECRET_TOKEN: SECRET }, cwd);
+    expect(config.port).toBe(8080);
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.store).toEqual({ kind: 'sqlite', file: join(cwd, 'data', 'books.db') });
+    expect(config.authUsername).toBe('admin');
+    expect(config.authPassword).toBe('password');
+    expect(config.loginRateLimit).toBe(10);
+    expect(config.dbConnectTimeoutMs).toBe(10_000);
+    expect(config.metrics).toBe(true);
+    expect(config.workers).toBe(1);
+    expect(config.logLevel).toBe('info');
+    expect(config.warnings.join('\n')).toMatch(/default credentials/);
+  });
+
+  it('SECRET_TOKEN missing or empty refuses to start; shorter than 32 bytes only warns', () => {
+    expect(() => loadConfig({}, cwd)).toThrow(ConfigError);
+    expect(() => loadConfig({ SECRET_TOKEN: '' }, cwd)).toThrow(/SECRET_TOKEN/);
+    const config = loadConfig({ SECRET_TOKEN: 'short', AUTH_USERNAME: 'u', AUTH_PASSWORD: 'p' }, cwd);
+    expect(config.warnings).toEqual([expect.stringMatching(/SECRET_TOKEN is shorter than 32 bytes/)]);
+  });
+
+  it.each([
+    ['sqlite:./data/books.db', { kind: 'sqlite', file: join(cwd, 'data/books.db') }],
+    ['sqlite:/var/lib/books.db', { kind: 'sqlite', file: '/var/lib/books.db' }],
+    ['sqlite:///var/lib/books.db', { kind: 'sqlite', file: '/var/lib/books.db' }],
+    ['sqlite::memory:', { kind: 'sqlite', file: ':memory:' }],
+    ['file:books.db', { kind: 'sqlite', file: join(cwd, 'books.db') }],
+    ['postgres://u:p@h:5432/db', { kind: 'postgres', url: 'postgres://u:p@h:5432/db' }],
+    ['postgresql://h/db', { kind: 'postgres', url: 'postgresql://h/db' }],
+    ['mysql://root@h/db', { kind: 'mysql', url: 'mysql://root@h/db' }],
+    ['mariadb://root@h/db', { kind: 'mysql', url: 'mysql://root@h/db' }],
+  ])('DB_URL %s', (url, expected) => {
+    expect(parseStoreUrl(url, cwd)).toEqual(expected);
+  });
+
+  it.each(['redis://localhost', 'mongodb://x', 'books.db', 'http://x'])('DB_URL %s: unsupported scheme refuses to start', (url) => {
+    expect(() => parseStoreUrl(url, cwd)).toThrow(/DB_URL/);
+  });
+
+  it('passwords in DB_URL are masked in descriptions', () => {
+    expect(describeStoreUrl('postgres://books:s3cret@db:5432/books')).toBe('postgres://books:***@db:5432/books');
+    expect(describeStoreUrl('sqlite:./data/books.db')).toBe('sqlite:./data/books.db');
+  });
+
+  it('.env in the working directory is read; the environment wins over it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'books-dotenv-'));
+    writeFileSync(join(dir, '.env'), `SECRET_TOKEN=${SECRET}\nPORT=9000\nHOST=127.0.0.1\n`);
+    const config = loadConfig({ PORT: '9100' }, dir);
+    expect(config.secret).toBe(SECRET);
+    expect(config.port).toBe(9100);
+    expect(config.host).toBe('127.0.0.1');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['PORT', '70000'],
+    ['PORT', 'abc'],
+    ['LOGIN_RATE_LIMIT', '-1'],
+    ['DB_CONNECT_TIMEOUT', '0'],
+    ['DB_POOL_MAX', '0'],
+    ['LOG_LEVEL', 'loud'],
+    ['METRICS', 'maybe'],
+    ['WORKERS', '0'],
+  ])('%s=%s is refused with a message naming it', (name, value) => {
+    expect(() => loadConfig({ SECRET_TOKEN: SECRET, [name]: value }, cwd)).toThrow(new RegExp(name));
+  });
+
+  it('CORS_ORIGINS: off by default, "*" or a comma-separated list', () => {
+    expect(loadConfig({ SECRET_TOKEN: SECRET }, cwd).corsOrigins).toBeUndefined();
+    expect(loadConfig({ SECRET_TOKEN: SECRET, CORS_ORIGINS: '*' }, cwd).corsOrigins).toBe('*');
+    expect(loadConfig({ SECRET_TOKEN: SECRET, CORS_ORIGINS: 'https://a.example, https://b.example' }, cwd).corsOrigins).toEqual([
+      'https://a.example',
+      'https://b.example',
+    ]);
+  });
+});
