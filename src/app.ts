@@ -50,8 +50,13 @@ export function buildApp({ config, store, logger }: AppDependencies): App {
 
   // JSON whatever the Content-Type (clients that forget the header still work), through the
   // secure parser that refuses `__proto__` and `constructor.prototype` keys.
+  // Routes that take no body (GET, DELETE) ignore whatever a client sends along.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    if (request.routeOptions.config.invalidBodyMessage === undefined) return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

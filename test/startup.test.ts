@@ -88,13 +88,13 @@ describe('startup from another working directory (DESIGN: .env and ./data/books.
         method: 'POST',
         body: JSON.stringify({ username: 'admin', password: 'password' }),
       });
-      const { token } = (await login.json()).data;
+      const { token } = ((await login.json()) as { data: { token: string } }).data;
       const created = await fetch(`${baseUrl}/book`, {
         method: 'POST',
         headers: { authorization: token, 'content-type': 'application/json' },
         body: JSON.stringify({ title: 'Kept', author: 'Disk', year: 2001 }),
       });
-      const { id } = (await created.json()).data;
+      const { id } = ((await created.json()) as { data: { id: number } }).data;
       first.child.kill('SIGTERM');
       expect(await first.exited).toBe(0);
       // The default credentials are in use: the service says so.
