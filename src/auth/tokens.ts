@@ -39,8 +39,14 @@ export function createTokenService(secret: string): TokenService {
     isValid(token) {
       try {
         const payload: unknown = verify(token);
-        // fast-jwt already rejects a non-numeric `exp`; a JSON payload that is not an object is refused here.
-        return typeof payload === 'object' && payload !== null && !Array.isArray(payload);
+        // fast-jwt has checked that `exp` is a number in the future. We also want an object
+        // payload and a whole-second `exp`, as this service issues (RFC 8725: be strict).
+        return (
+          typeof payload === 'object' &&
+          payload !== null &&
+          !Array.isArray(payload) &&
+          Number.isSafeInteger((payload as { exp?: unknown }).exp)
+        );
       } catch {
         return false;
       }

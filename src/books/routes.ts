@@ -1,5 +1,7 @@
 // The five book routes. Thin: authenticate (onRequest), parse the id, call the store, wrap
 // the result in the envelope. Bodies are validated by the route schemas before the handler.
+import { Readable } from 'node:stream';
+import fastJson from 'fast-json-stringify';
 import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
@@ -13,6 +15,9 @@ export interface BookRouteOptions {
   requireToken: onRequestHookHandler;
 }
 
+/** Rows per store query when listing; also the size above which the list is streamed. */
+export const LIST_PAGE_SIZE = 1000;
+
 const IdParams = Type.Object({ id: Type.String({ description: 'Book id: a positive 64-bit integer' }) });
 
 declare module 'fastify' {
@@ -25,6 +30,7 @@ declare module 'fastify' {
 export function registerBookRoutes(app: App, { store, requireToken }: BookRouteOptions) {
   app.decorateRequest('existingBook', undefined);
 
+  const serializeBook = fastJson(Book) as (book: StoredBook) => string;
   const bookNotFound = (reply: FastifyReply) => reply.code(404).send(errorEnvelope(404, Messages.bookNotFound));
 
   app.post(
@@ -55,8 +61,14 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
       },
     },
     async (_request, reply) => {
-      const books = await store.list();
-      return reply.code(200).send(envelope(200, Messages.booksRetrieved, books));
+      const firstPage = await store.listPage(0n, LIST_PAGE_SIZE);
+      if (firstPage.length < LIST_PAGE_SIZE) {
+        return reply.code(200).send(envelope(200, Messages.booksRetrieved, firstPage));
+      }
+      // A large collection is streamed page by page, so memory stays bounded whatever its size.
+      const body = Readable.from(streamBookList(store, firstPage, serializeBook));
+      // A stream bypasses the response schema; its bytes are serialized with the same schema.
+      return reply.code(200).type('application/json; charset=utf-8').send(body as never);
     },
   );
 
@@ -135,4 +147,30 @@ function pickChanges(body: UpdateBody): Partial<BookFields> {
   if (body.author !== undefined) changes.author = body.author;
   if (body.year !== undefined) changes.year = body.year;
   return changes;
+}
+
+/**
+ * The list envelope as a stream of JSON text: the same bytes the schema serializer would
+ * write, produced one page of books at a time. A store failure mid-stream aborts the response.
+ */
+async function* streamBookList(
+  store: BookStore,
+  firstPage: StoredBook[],
+  serializeBook: (book: StoredBook) => string,
+): AsyncGenerator<string> {
+  yield `{"status":200,"message":${JSON.stringify(Messages.booksRetrieved)},"data":[`;
+  let page = firstPage;
+  let separator = '';
+  for (;;) {
+    let chunk = '';
+    for (const book of page) {
+      chunk += separator + serializeBook(book);
+      separator = ',';
+    }
+    yield chunk;
+    const last = page.at(-1);
+    if (page.length < LIST_PAGE_SIZE || last === undefined) break;
+    page = await store.listPage(last.id, LIST_PAGE_SIZE);
+  }
+  yield ']}';
 }

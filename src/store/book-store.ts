@@ -18,8 +18,8 @@ export const MAX_BOOK_ID = 2n ** 63n - 1n;
 export interface BookStore {
   readonly dialect: StoreDialect;
   create(fields: BookFields): Promise<StoredBook>;
-  /** Every book, ordered by id ascending. */
-  list(): Promise<StoredBook[]>;
+  /** Up to `limit` books with an id above `afterId`, ordered by id ascending (keyset paging). */
+  listPage(afterId: bigint, limit: number): Promise<StoredBook[]>;
   get(id: bigint): Promise<StoredBook | undefined>;
   /** Applies the given fields; undefined when no such book exists. */
   update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined>;

@@ -45,9 +45,15 @@ export class KyselyBookStore implements BookStore {
     }
   }
 
-  async list(): Promise<StoredBook[]> {
+  async listPage(afterId: bigint, limit: number): Promise<StoredBook[]> {
     try {
-      const rows = await this.db.selectFrom('books').select(COLUMNS).orderBy('id', 'asc').execute();
+      const rows = await this.db
+        .selectFrom('books')
+        .select(COLUMNS)
+        .where('id', '>', afterId)
+        .orderBy('id', 'asc')
+        .limit(limit)
+        .execute();
       return rows.map(toStoredBook);
     } catch (error) {
       return classifyStoreError(error);
