@@ -32,9 +32,13 @@ export function buildApp({ config, store, logger }: AppDependencies): App {
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }), // one line per request, written below
     bodyLimit: BODY_LIMIT_BYTES,
-    requestTimeout: 30_000, // whole request, so a slow upload cannot hold a socket
-    connectionTimeout: 60_000,
+    requestTimeout: config.requestTimeoutMs, // whole request, so a slow upload cannot hold a socket
+    connectionTimeout: 60_000, // socket inactivity
     keepAliveTimeout: 65_000, // longer than common load balancer idle timeouts
+    http: {
+      headersTimeout: Math.min(20_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: 1_000, // how often Node enforces the two timeouts above
+    },
     return503OnClosing: false, // requests that arrive while draining are still served
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -45,8 +49,6 @@ export function buildApp({ config, store, logger }: AppDependencies): App {
     clientErrorHandler: handleClientError,
     frameworkErrors: (error, request, reply) => handleUndecodableUrl(error, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
-
-  app.server.headersTimeout = 20_000;
 
   // JSON whatever the Content-Type (clients that forget the header still work), through the
   // secure parser that refuses `__proto__` and `constructor.prototype` keys.

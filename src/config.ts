@@ -23,6 +23,8 @@ export interface Config {
   dbConnectTimeoutMs: number;
   dbPoolMax: number | undefined;
   dbQueryTimeoutMs: number;
+  /** Whole-request deadline (headers and body), so a slow client cannot hold a socket. */
+  requestTimeoutMs: number;
   corsOrigins: string[] | '*' | undefined;
   metrics: boolean;
   workers: number;
@@ -95,6 +97,7 @@ export function loadConfig(processEnv: Env, cwd: string): Readonly<Config> {
     dbConnectTimeoutMs: seconds(env, 'DB_CONNECT_TIMEOUT', 10),
     dbPoolMax: env.DB_POOL_MAX === undefined ? undefined : integer(env, 'DB_POOL_MAX', 10, 1, 10_000),
     dbQueryTimeoutMs: seconds(env, 'DB_QUERY_TIMEOUT', 5),
+    requestTimeoutMs: seconds(env, 'REQUEST_TIMEOUT', 30),
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     metrics: boolean(env, 'METRICS', true),
     workers: integer(env, 'WORKERS', 1, 1, 1024),

@@ -48,7 +48,9 @@ export function handleClientError(error: Error & { code?: string }, socket: Sock
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
   const message = GENERIC_MESSAGES[status] ?? STATUS_CODES[status] ?? Messages.badRequest;
   const body = JSON.stringify(errorEnvelope(status, message));
-  if (socket.writable) {
+  // As Node does: only when nothing was written on this socket yet, else the bytes would
+  // land after (or inside) a response the client already has.
+  if (socket.writable && socket.bytesWritten === 0) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
