@@ -25,7 +25,9 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
   if (process.stdout.isTTY && prettyAvailable()) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } });
   }
-  return pino(options);
+  // Asynchronous writes: under load, lines written while a write is in flight are batched
+  // into one syscall instead of one per request. main.ts flushes before exiting.
+  return pino(options, pino.destination({ dest: 1, sync: false }));
 }
 
 function prettyAvailable(): boolean {

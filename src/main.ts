@@ -57,12 +57,14 @@ async function main() {
   async function shutdown(signal: NodeJS.Signals) {
     if (shuttingDown) {
       logger.warn({ signal }, 'second signal: exiting now');
+      logger.flush();
       process.exit(1);
     }
     shuttingDown = true;
     logger.info({ signal }, 'shutting down: draining in-flight requests');
     const forceExit = setTimeout(() => {
       logger.error('shutdown took too long: exiting');
+      logger.flush();
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     forceExit.unref();
@@ -70,9 +72,11 @@ async function main() {
       await app.close(); // stops accepting, waits for in-flight requests
       await store.close();
       logger.info('shutdown complete');
+      logger.flush();
       process.exit(0);
     } catch (error) {
       logger.error({ err: error }, 'shutdown failed');
+      logger.flush();
       process.exit(1);
     }
   }

@@ -1,0 +1,283 @@
+// Authentication of every protected operation: spec "Authentication" rules 2-6 and "Ordering
+// of checks", DESIGN.md "Requests" (Bearer prefix) and "Tokens" (HMAC family, exp required,
+// nbf, no leeway), with tokens forged by jose and by hand.
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  flipSignatureBit,
+  futureExp,
+  hmacToken,
+  hmacTokenFor,
+  nowSeconds,
+  rs256Token,
+  signHmac,
+  unsecuredToken,
+  withoutSignaturePart,
+  WRONG_SECRET,
+} from '../helpers/forge-token.js';
+import { forEachStore } from '../helpers/stores.js';
+import { useService, type ApiClient, type ApiResponse } from '../helpers/service.js';
+
+const TOKEN_REQUIRED = { status: 401, message: 'Authorization token required', data: null };
+const INVALID_TOKEN = { status: 401, message: 'Invalid token', data: null };
+
+const VALID_BOOK = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
+/** Over the 1 MiB body limit. */
+const OVERSIZE_BODY = JSON.stringify({ title: 'x'.repeat(1024 * 1024), author: 'a', year: 1 });
+
+interface Operation {
+  name: string;
+  method: string;
+  /** Path of a request that must be turned away before the operation runs. */
+  rejectedPath: string;
+  body?: unknown;
+  /** Whether a successful request needs a stored book (its id goes into `:id`). */
+  needsBook: boolean;
+  path(id: string): string;
+  success: { status: number; message: string };
+}
+
+const OPERATIONS: Operation[] = [
+  {
+    name: 'POST /book',
+    method: 'POST',
+    rejectedPath: '/book',
+    body: VALID_BOOK,
+    needsBook: false,
+    path: () => '/book',
+    success: { status: 201, message: 'Book created successfully' },
+  },
+  {
+    name: 'GET /books',
+    method: 'GET',
+    rejectedPath: '/books',
+    needsBook: false,
+    path: () => '/books',
+    success: { status: 200, message: 'Books retrieved successfully' },
+  },
+  {
+    name: 'GET /book/:id',
+    method: 'GET',
+    rejectedPath: '/book/1',
+    needsBook: true,
+    path: (id) => `/book/${id}`,
+    success: { status: 200, message: 'Book retrieved successfully' },
+  },
+  {
+    name: 'PUT /book/:id',
+    method: 'PUT',
+    rejectedPath: '/book/1',
+    body: { title: 'Dune Messiah' },
+    needsBook: true,
+    path: (id) => `/book/${id}`,
+    success: { status: 200, message: 'Book updated successfully' },
+  },
+  {
+    name: 'DELETE /book/:id',
+    method: 'DELETE',
+    rejectedPath: '/book/1',
+    needsBook: true,
+    path: (id) => `/book/${id}`,
+    success: { status: 200, message: 'Book deleted successfully' },
+  },
+];
+
+/** Tokens the service must refuse with 401 "Invalid token". Built at request time: exp is relative to now. */
+const REJECTED_TOKENS: [string, () => Promise<string> | string][] = [
+  ['a garbage token', () => 'garbage'],
+  ['three garbage parts', () => 'not.a.jwt'],
+  ['an expired token (exp an hour ago)', () => signHmac({ exp: nowSeconds() - 3600 })],
+  ['a token whose exp is one second past', () => signHmac({ exp: nowSeconds() - 1 })],
+  ['alg none, empty signature part (header.payload.)', () => unsecuredToken({ exp: futureExp() })],
+  ['alg none, no signature part (header.payload)', () => withoutSignaturePart(unsecuredToken({ exp: futureExp() }))],
+  [
+    'alg none carrying a correct HMAC-SHA256 signature',
+    () => hmacToken({ alg: 'none', typ: 'JWT' }, JSON.stringify({ exp: futureExp() })),
+  ],
+  ['HS256 signed with the wrong secret', () => signHmac({ exp: futureExp() }, 'HS256', WRONG_SECRET)],
+  ['HS512 signed with the wrong secret', () => signHmac({ exp: futureExp() }, 'HS512', WRONG_SECRET)],
+  ['HS256 without exp', () => signHmac({})],
+  ['HS256 without exp but with other claims', () => signHmac({ sub: 'admin', iat: nowSeconds() })],
+  ['exp as a string', () => hmacTokenFor('HS256', { exp: String(futureExp()) })],
+  ['exp as null', () => hmacTokenFor('HS256', { exp: null })],
+  ['exp as an array', () => hmacTokenFor('HS256', { exp: [futureExp()] })],
+  ['nbf in the future', () => signHmac({ exp: futureExp(), nbf: nowSeconds() + 600 })],
+  ['a real RS256 token (generated RSA key)', () => rs256Token({ exp: futureExp() })],
+  [
+    'RS256 header over an HMAC-SHA256 signature made with the secret (algorithm confusion)',
+    () => hmacToken({ alg: 'RS256', typ: 'JWT' }, JSON.stringify({ exp: futureExp() })),
+  ],
+  [
+    'HS384 header over an HMAC-SHA256 signature made with the secret',
+    () => hmacToken({ alg: 'HS384', typ: 'JWT' }, JSON.stringify({ exp: futureExp() }), { hash: 'sha256' }),
+  ],
+  ['a flipped signature bit', async () => flipSignatureBit(await signHmac({ exp: futureExp() }))],
+  ['a valid token with its signature removed (header.payload.)', async () => `${withoutSignaturePart(await signHmac({ exp: futureExp() }))}.`],
+  ['a valid token with an extra part', async () => `${await signHmac({ exp: futureExp() })}.extra`],
+  ['a payload that is a JSON array', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, JSON.stringify([{ exp: futureExp() }]))],
+  ['a payload that is a JSON string', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, JSON.stringify('exp'))],
+  ['a payload that is a JSON number', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, String(futureExp()))],
+  ['a payload that is JSON null', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, 'null')],
+  ['a payload that is not JSON', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, `exp=${futureExp()}`)],
+];
+
+/** Tokens the service must accept: DESIGN "Tokens" accepts the HMAC family with SECRET_TOKEN. */
+const ACCEPTED_TOKENS: [string, () => Promise<string>][] = [
+  ['HS256 forged with the right secret and a future exp', () => signHmac({ exp: futureExp() }, 'HS256')],
+  ['HS384 with the right secret and a future exp', () => signHmac({ exp: futureExp() }, 'HS384')],
+  ['HS512 with the right secret and a future exp', () => signHmac({ exp: futureExp() }, 'HS512')],
+];
+
+function expectEnvelope(response: ApiResponse, expected: { status: number; message: string; data: null }) {
+  expect(response.status).toBe(expected.status);
+  expect(response.body).toEqual(expected);
+}
+
+forEachStore((kind) => {
+  describe('authentication of every protected operation', () => {
+    const service = useService(kind);
+    let token: string;
+
+    beforeAll(async () => {
+      token = await service.client.token();
+    });
+
+    /** Sends the operation so that it succeeds when `authorization` is accepted. */
+    async function sendAuthorized(client: ApiClient, operation: Operation, authorization: string) {
+      const id = operation.needsBook ? String((await client.createBook(token, VALID_BOOK)).id) : '';
+      return client.request(operation.method, operation.path(id), { token: authorization, body: operation.body });
+    }
+
+    function expectSuccess(response: ApiResponse, operation: Operation) {
+      expect(response.status, response.text).toBe(operation.success.status);
+      expect(response.body).toMatchObject({ ...operation.success });
+    }
+
+    for (const operation of OPERATIONS) {
+      describe(operation.name, () => {
+        it('Authentication 5: missing Authorization → 401 "Authorization token required"', async () => {
+          const response = await service.client.request(operation.method, operation.rejectedPath, { body: operation.body });
+          expectEnvelope(response, TOKEN_REQUIRED);
+          expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+        });
+
+        it('Authentication 5: empty Authorization → 401 "Authorization token required"', async () => {
+          const response = await service.client.request(operation.method, operation.rejectedPath, {
+            token: '',
+            body: operation.body,
+          });
+          expectEnvelope(response, TOKEN_REQUIRED);
+        });
+
+        it('Authentication 2: the raw token from POST /token is accepted', async () => {
+          expectSuccess(await sendAuthorized(service.client, operation, token), operation);
+        });
+
+        it.each(['Bearer', 'bearer', 'BEARER', 'bEaReR'])('DESIGN: "%s <token>" is accepted', async (prefix) => {
+          expectSuccess(await sendAuthorized(service.client, operation, `${prefix} ${token}`), operation);
+        });
+
+        it('DESIGN: "Bearer " followed by a garbage token → 401 "Invalid token"', async () => {
+          const response = await service.client.request(operation.method, operation.rejectedPath, {
+            token: 'Bearer garbage',
+            body: operation.body,
+          });
+          expectEnvelope(response, INVALID_TOKEN);
+        });
+
+        it.each(REJECTED_TOKENS)('Authentication 5 / DESIGN Tokens: %s → 401 "Invalid token"', async (_name, forge) => {
+          const forged = await forge();
+          const response = await service.client.request(operation.method, operation.rejectedPath, {
+            token: forged,
+            body: operation.body,
+          });
+          expectEnvelope(response, INVALID_TOKEN);
+          // The Bearer form is checked the same way.
+          const bearer = await service.client.request(operation.method, operation.rejectedPath, {
+            token: `Bearer ${forged}`,
+            body: operation.body,
+          });
+          expectEnvelope(bearer, INVALID_TOKEN);
+        });
+
+        it.each(ACCEPTED_TOKENS)('DESIGN Tokens (HMAC family accepted): %s → accepted', async (_name, forge) => {
+          expectSuccess(await sendAuthorized(service.client, operation, await forge()), operation);
+        });
+      });
+    }
+  });
+
+  describe('Ordering of checks: authentication comes before everything', () => {
+    const service = useService(kind);
+    let bookId: string;
+
+    beforeAll(async () => {
+      const token = await service.client.token();
+      bookId = String((await service.client.createBook(token, VALID_BOOK)).id);
+    });
+
+    const cases: [string, string, () => string, unknown][] = [
+      ['an unreadable body on POST /book', 'POST', () => '/book', '{"title":'],
+      ['a body that is not a Book on POST /book', 'POST', () => '/book', JSON.stringify({ title: 1 })],
+      ['an empty body on POST /book', 'POST', () => '/book', ''],
+      ['a missing book on GET', 'GET', () => '/book/999999999', undefined],
+      ['a missing book on PUT', 'PUT', () => '/book/999999999', VALID_BOOK],
+      ['a missing book on DELETE', 'DELETE', () => '/book/999999999', undefined],
+      ['an unreadable body on PUT of an existing book', 'PUT', () => `/book/${bookId}`, '{"title":'],
+      ['a non-numeric id on GET', 'GET', () => '/book/abc', undefined],
+      ['a non-numeric id on PUT', 'PUT', () => '/book/abc', VALID_BOOK],
+      ['a non-numeric id on DELETE', 'DELETE', () => '/book/abc', undefined],
+      ['an id beyond 64 bits on GET', 'GET', () => `/book/${'9'.repeat(30)}`, undefined],
+      ['an oversize body on POST /book', 'POST', () => '/book', OVERSIZE_BODY],
+      ['an oversize body on PUT of an existing book', 'PUT', () => `/book/${bookId}`, OVERSIZE_BODY],
+    ];
+
+    it.each(cases)('without a token, %s → 401 "Authorization token required"', async (_name, method, path, body) => {
+      const response = await service.client.request(method, path(), {
+        body,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      });
+      expectEnvelope(response, TOKEN_REQUIRED);
+    });
+
+    it.each(cases)('with a garbage token, %s → 401 "Invalid token"', async (_name, method, path, body) => {
+      const response = await service.client.request(method, path(), {
+        token: 'garbage',
+        body,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      });
+      expectEnvelope(response, INVALID_TOKEN);
+    });
+
+    it('a rejected PUT and DELETE leave the book as it was', async () => {
+      await service.client.request('PUT', `/book/${bookId}`, { body: { title: 'changed' } });
+      await service.client.request('DELETE', `/book/${bookId}`, { token: 'garbage' });
+      const token = await service.client.token();
+      const response = await service.client.request('GET', `/book/${bookId}`, { token });
+      expect(response.status).toBe(200);
+      expect(response.body.data).toMatchObject(VALID_BOOK);
+    });
+
+    it('a rejected POST stores nothing', async () => {
+      await service.client.request('POST', '/book', { body: { ...VALID_BOOK, title: 'sneaky' } });
+      await service.client.request('POST', '/book', { token: 'garbage', body: { ...VALID_BOOK, title: 'sneaky' } });
+      const token = await service.client.token();
+      const response = await service.client.request('GET', '/books', { token });
+      expect((response.body.data as { title: string }[]).map((book) => book.title)).not.toContain('sneaky');
+    });
+  });
+
+  describe('DESIGN Tokens: no leeway, even for a token already seen', () => {
+    const service = useService(kind);
+
+    it('a token is accepted until its exp and refused (401 "Invalid token") once exp has passed', async () => {
+      const exp = nowSeconds() + 2;
+      const token = await signHmac({ exp });
+      const before = await service.client.request('GET', '/books', { token });
+      expect(before.status).toBe(200);
+      // Wait until exp is strictly in the past (exp is in whole seconds).
+      await new Promise((resolve) => setTimeout(resolve, exp * 1000 - Date.now() + 1100));
+      const after = await service.client.request('GET', '/books', { token });
+      expectEnvelope(after, INVALID_TOKEN);
+    });
+  });
+});
