@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import cors from '@fastify/cors';
 import type { Logger } from 'pino';
 import { createAuthGuard, authenticationFailure } from './auth/guard.js';
 import { createLoginLimiter } from './auth/login-limiter.js';
@@ -14,7 +15,11 @@ import { Messages, errorEnvelope } from './http/envelope.js';
 import { handleClientError, handleError } from './http/errors.js';
 import { recordRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
 import type { App } from './http/types.js';
+import { registerHealthRoutes } from './http/health.js';
+import { registerMetrics } from './http/metrics.js';
+import { DOCS_PREFIX, registerOpenApi } from './http/openapi.js';
 import type { BookStore } from './store/book-store.js';
+import { VERSION } from './version.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -25,7 +30,7 @@ export interface AppDependencies {
   logger: Logger;
 }
 
-export function buildApp({ config, store, logger }: AppDependencies): App {
+export async function buildApp({ config, store, logger }: AppDependencies): Promise<App> {
   const tokens = createTokenService(config.secret);
 
   const app = Fastify({
@@ -63,7 +68,10 @@ export function buildApp({ config, store, logger }: AppDependencies): App {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
-    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    // JSON answers need no active content; the /docs page sets its own policy.
+    if (!request.url.startsWith(DOCS_PREFIX)) {
+      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    }
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -84,12 +92,26 @@ export function buildApp({ config, store, logger }: AppDependencies): App {
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorEnvelope(404, Messages.routeNotFound)));
 
   const routeTable = recordRoutes(app);
+  if (config.corsOrigins) {
+    await app.register(cors, {
+      origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
+      exposedHeaders: ['X-Request-Id', 'Retry-After'],
+      maxAge: 600,
+      strictPreflight: false, // a bare OPTIONS gets the same 204, not a text/plain 400
+    });
+  }
+  await registerOpenApi(app, VERSION);
+  if (config.metrics) registerMetrics(app, store);
+  registerHealthRoutes(app, store);
   registerTokenRoute(app, {
     tokens,
     credentials: createCredentialsChecker(config.authUsername, config.authPassword),
     limiter: createLoginLimiter(config.loginRateLimit),
   });
   registerBookRoutes(app, { store, requireToken: createAuthGuard(tokens) });
+  await app.after();
   registerMethodNotAllowed(app, routeTable);
 
   /**

@@ -40,7 +40,7 @@ async function main() {
     throw error;
   }
 
-  const app = buildApp({ config, store, logger });
+  const app = await buildApp({ config, store, logger });
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {

@@ -1,6 +1,6 @@
 // POST /token: the built-in credentials in exchange for a signed, 15-minute token.
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { Envelope, LoginBody, TokenResult, errorResponses } from '../books/schemas.js';
+import { LoginBody, TokenResponses } from '../books/schemas.js';
 import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
 import type { App } from '../http/types.js';
 import type { LoginLimiter } from './login-limiter.js';
@@ -30,9 +30,10 @@ export function registerTokenRoute(app: App, { tokens, credentials, limiter }: T
       onRequest: refuseWhileLimited,
       config: { invalidBodyMessage: Messages.invalidLoginPayload },
       schema: {
+        tags: ['token'],
         summary: 'Exchange the built-in credentials for a token',
         body: LoginBody,
-        response: { 200: Envelope(TokenResult), ...errorResponses },
+        response: TokenResponses,
       },
     },
     async (request, reply) => {

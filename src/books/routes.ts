@@ -8,12 +8,15 @@ import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
 import type { App } from '../http/types.js';
 import type { BookFields, BookStore, StoredBook } from '../store/book-store.js';
 import { parseBookId } from './book-id.js';
-import { Book, CreateBookBody, Envelope, UpdateBookBody, errorResponses, type UpdateBookBody as UpdateBody } from './schemas.js';
+import { Book, BookResponses, CreateBookBody, UpdateBookBody, type UpdateBookBody as UpdateBody } from './schemas.js';
 
 export interface BookRouteOptions {
   store: BookStore;
   requireToken: onRequestHookHandler;
 }
+
+/** Protected routes: the token in `Authorization` (raw, or with a `Bearer ` prefix). */
+const TOKEN_SECURITY = [{ token: [] }];
 
 /** Rows per store query when listing; also the size above which the list is streamed. */
 export const LIST_PAGE_SIZE = 1000;
@@ -39,9 +42,11 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
       onRequest: requireToken,
       config: { invalidBodyMessage: Messages.invalidBook },
       schema: {
+        tags: ['books'],
+        security: TOKEN_SECURITY,
         summary: 'Create a book',
         body: CreateBookBody,
-        response: { 201: Envelope(Book), ...errorResponses },
+        response: BookResponses.created,
       },
     },
     async (request, reply) => {
@@ -56,8 +61,10 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
     {
       onRequest: requireToken,
       schema: {
+        tags: ['books'],
+        security: TOKEN_SECURITY,
         summary: 'List every book, ordered by id',
-        response: { 200: Envelope(Type.Array(Book)), ...errorResponses },
+        response: BookResponses.list,
       },
     },
     async (_request, reply) => {
@@ -77,9 +84,11 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
     {
       onRequest: requireToken,
       schema: {
+        tags: ['books'],
+        security: TOKEN_SECURITY,
         summary: 'Read one book',
         params: IdParams,
-        response: { 200: Envelope(Book), ...errorResponses },
+        response: BookResponses.read,
       },
     },
     async (request, reply) => {
@@ -105,10 +114,12 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
       onRequest: [requireToken, loadExistingBook],
       config: { invalidBodyMessage: Messages.invalidBook },
       schema: {
+        tags: ['books'],
+        security: TOKEN_SECURITY,
         summary: 'Update some or all fields of a book',
         params: IdParams,
         body: UpdateBookBody,
-        response: { 200: Envelope(Book), ...errorResponses },
+        response: BookResponses.updated,
       },
     },
     async (request, reply) => {
@@ -126,9 +137,11 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
     {
       onRequest: requireToken,
       schema: {
+        tags: ['books'],
+        security: TOKEN_SECURITY,
         summary: 'Delete a book',
         params: IdParams,
-        response: { 200: Envelope(Type.Null()), ...errorResponses },
+        response: BookResponses.deleted,
       },
     },
     async (request, reply) => {

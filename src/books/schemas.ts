@@ -1,6 +1,7 @@
 // TypeBox schemas, written once: they validate request bodies (Ajv, no type coercion),
 // drive response serialization (fast-json-stringify) and describe the API.
 import { Type, type Static, type TSchema } from 'typebox';
+import { Messages } from '../http/envelope.js';
 
 export const TEXT_MAX_LENGTH = 500;
 export const YEAR_MIN = -9999;
@@ -56,21 +57,71 @@ export type LoginBody = Static<typeof LoginBody>;
 
 export const TokenResult = Type.Object({ token: Type.String() }, { additionalProperties: false });
 
-export function Envelope<Data extends TSchema>(data: Data) {
+export function Envelope<Data extends TSchema>(data: Data, description?: string) {
   return Type.Object(
     {
       status: Type.Integer(),
       message: Type.String(),
       data,
     },
-    { additionalProperties: false },
+    { additionalProperties: false, ...(description === undefined ? {} : { description }) },
   );
 }
 
 export const ErrorEnvelope = Envelope(Type.Null());
 
-/** Response schemas shared by every route: any 4xx/5xx is the error envelope. */
-export const errorResponses = {
+/** One documented error answer: its status and the fixed messages it can carry. */
+export function ErrorAnswer(status: number, messages: readonly string[], description: string) {
+  return Type.Object(
+    {
+      status: Type.Integer({ enum: [status] }),
+      message: Type.String({ enum: [...messages] }),
+      data: Type.Null(),
+    },
+    { additionalProperties: false, description },
+  );
+}
+
+/** Answers every route can give: the store is down, or a bug. */
+const commonErrors = {
+  500: ErrorAnswer(500, [Messages.internalError], 'Unexpected failure; details are in the log only'),
+  503: ErrorAnswer(503, [Messages.serviceUnavailable], 'The store cannot be reached; retry later'),
   '4xx': ErrorEnvelope,
   '5xx': ErrorEnvelope,
-} as const;
+};
+
+const unauthorized = ErrorAnswer(
+  401,
+  [Messages.tokenRequired, Messages.invalidToken],
+  'Authorization header missing or empty, or the token is malformed, badly signed, not HMAC or expired',
+);
+const bodyTooLarge = ErrorAnswer(413, [Messages.bodyTooLarge], 'Body over 1 MiB');
+const bookNotFound = ErrorAnswer(404, [Messages.bookNotFound], 'No book with that id (or the id is not a positive 64-bit integer)');
+const invalidBook = ErrorAnswer(400, [Messages.invalidBook], 'The body cannot be read as a book; nothing is stored or changed');
+
+export const BookResponses = {
+  created: { 201: Envelope(Book, 'The stored book, with its new id'), 400: invalidBook, 401: unauthorized, 413: bodyTooLarge, ...commonErrors },
+  list: { 200: Envelope(Type.Array(Book), 'Every book, ordered by id ascending'), 401: unauthorized, ...commonErrors },
+  read: { 200: Envelope(Book, 'The book'), 401: unauthorized, 404: bookNotFound, ...commonErrors },
+  updated: {
+    200: Envelope(Book, 'The updated book'),
+    400: invalidBook,
+    401: unauthorized,
+    404: bookNotFound,
+    413: bodyTooLarge,
+    ...commonErrors,
+  },
+  deleted: { 200: Envelope(Type.Null(), 'The book is gone; a later read answers 404'), 401: unauthorized, 404: bookNotFound, ...commonErrors },
+};
+
+export const TokenResponses = {
+  200: Envelope(TokenResult, 'A token valid for 15 minutes'),
+  400: ErrorAnswer(400, [Messages.invalidLoginPayload], 'The body is not an object with string username and password'),
+  401: ErrorAnswer(401, [Messages.invalidCredentials], 'Username or password differs from the built-in pair'),
+  413: bodyTooLarge,
+  429: ErrorAnswer(429, [Messages.tooManyRequests], 'Too many failed logins from this address; see Retry-After'),
+  500: ErrorAnswer(500, [Messages.tokenSigningFailed, Messages.internalError], 'Token signing failed'),
+  503: commonErrors[503],
+  '4xx': ErrorEnvelope,
+  '5xx': ErrorEnvelope,
+};

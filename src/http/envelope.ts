@@ -22,6 +22,8 @@ export const Messages = {
   internalError: 'Internal server error',
   badRequest: 'Bad request',
   requestTimeout: 'Request timeout',
+  alive: 'Service is alive',
+  ready: 'Service is ready',
 } as const;
 
 export type Message = (typeof Messages)[keyof typeof Messages];

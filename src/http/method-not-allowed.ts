@@ -12,6 +12,8 @@ export type RouteTable = Map<string, Set<string>>;
 export function recordRoutes(app: App): RouteTable {
   const table: RouteTable = new Map();
   app.addHook('onRoute', (route) => {
+    // Wildcards (`OPTIONS *` of CORS, static files of /docs) would turn every unknown path into a 405.
+    if (route.url.includes('*')) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const known = table.get(route.url) ?? new Set<string>();
     for (const method of methods) known.add(method);
@@ -24,11 +26,13 @@ export function recordRoutes(app: App): RouteTable {
 export function registerMethodNotAllowed(app: App, table: RouteTable) {
   for (const [path, allowed] of [...table]) {
     const allowHeader = METHODS.filter((method) => allowed.has(method)).join(', ');
-    const others = METHODS.filter((method) => !allowed.has(method));
+    // hasRoute also catches what onRoute saw under another spelling (plugin prefixes).
+    const others = METHODS.filter((method) => !allowed.has(method) && !app.hasRoute({ method, url: path }));
     if (others.length === 0) continue;
     app.route({
       method: others,
       url: path,
+      schema: { hide: true }, // not part of the API description
       handler: (_request, reply) =>
         reply.code(405).header('allow', allowHeader).send(errorEnvelope(405, Messages.methodNotAllowed)),
     });

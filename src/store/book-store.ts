@@ -15,6 +15,17 @@ export type StoreDialect = 'sqlite' | 'postgres' | 'mysql';
 /** Largest id any store can hold: ids are signed 64-bit integers in every dialect. */
 export const MAX_BOOK_ID = 2n ** 63n - 1n;
 
+/** Connection pool usage, for metrics. SQLite has one connection and no pool. */
+export interface PoolStats {
+  /** Connections open. */
+  total: number;
+  /** Open but not in use. */
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  max: number;
+}
+
 export interface BookStore {
   readonly dialect: StoreDialect;
   create(fields: BookFields): Promise<StoredBook>;
@@ -25,6 +36,7 @@ export interface BookStore {
   update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined>;
   /** False when no such book exists. */
   delete(id: bigint): Promise<boolean>;
+  poolStats(): PoolStats | undefined;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;

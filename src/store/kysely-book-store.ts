@@ -1,6 +1,6 @@
 // The BookStore over Kysely: one implementation for SQLite, PostgreSQL and MySQL.
 import { sql, type Generated, type Kysely } from 'kysely';
-import type { BookFields, BookStore, StoreDialect, StoredBook } from './book-store.js';
+import type { BookFields, BookStore, PoolStats, StoreDialect, StoredBook } from './book-store.js';
 import { classifyStoreError } from './errors.js';
 
 interface BooksTable {
@@ -28,7 +28,12 @@ export class KyselyBookStore implements BookStore {
   constructor(
     private readonly db: Kysely<BookDatabase>,
     readonly dialect: StoreDialect,
+    private readonly readPoolStats: () => PoolStats | undefined = () => undefined,
   ) {}
+
+  poolStats(): PoolStats | undefined {
+    return this.readPoolStats();
+  }
 
   async create(fields: BookFields): Promise<StoredBook> {
     const values = { title: fields.title, author: fields.author, year: fields.year };

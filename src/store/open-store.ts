@@ -9,7 +9,7 @@ import { createPool as createMysqlPool } from 'mysql2';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { StoreConfig } from '../config.js';
-import type { BookStore, StoreDialect } from './book-store.js';
+import type { BookStore, PoolStats, StoreDialect } from './book-store.js';
 import { isStoreUnavailable } from './errors.js';
 import { KyselyBookStore, type BookDatabase } from './kysely-book-store.js';
 import { migrationsFor } from './migrations/index.js';
@@ -35,7 +35,8 @@ const RETRY_DELAY_MS = 250;
 
 export async function openStore(config: StoreConfig, options: OpenStoreOptions): Promise<BookStore> {
   const dialect: StoreDialect = config.kind;
-  const db = new Kysely<BookDatabase>({ dialect: createDialect(config, options) });
+  const { kyselyDialect, poolStats } = createDialect(config, options);
+  const db = new Kysely<BookDatabase>({ dialect: kyselyDialect });
   try {
     await waitUntilReachable(db, options);
     await migrate(db, dialect, options);
@@ -43,17 +44,41 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
     await db.destroy().catch(() => undefined);
     throw error;
   }
-  return new KyselyBookStore(db, dialect);
+  return new KyselyBookStore(db, dialect, poolStats);
 }
 
-function createDialect(config: StoreConfig, options: OpenStoreOptions): Dialect {
+function createDialect(
+  config: StoreConfig,
+  options: OpenStoreOptions,
+): { kyselyDialect: Dialect; poolStats: () => PoolStats | undefined } {
+  const max = options.poolMax ?? DEFAULT_POOL_MAX;
   switch (config.kind) {
     case 'sqlite':
-      return new SqliteDialect({ database: openSqlite(config.file, options) });
-    case 'postgres':
-      return new PostgresDialect({ pool: createPostgresPool(config.url, options) });
-    case 'mysql':
-      return new MysqlDialect({ pool: createMysqlPoolFor(config.url, options) });
+      return {
+        kyselyDialect: new SqliteDialect({ database: openSqlite(config.file, options) }),
+        poolStats: () => undefined,
+      };
+    case 'postgres': {
+      const pool = createPostgresPool(config.url, options);
+      return {
+        kyselyDialect: new PostgresDialect({ pool }),
+        poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
+      };
+    }
+    case 'mysql': {
+      const pool = createMysqlPoolFor(config.url, options);
+      // mysql2 exposes no counters; its queues are stable internals since 1.x.
+      const internals = pool as unknown as Record<'_allConnections' | '_freeConnections' | '_connectionQueue', { length: number }>;
+      return {
+        kyselyDialect: new MysqlDialect({ pool }),
+        poolStats: () => ({
+          total: internals._allConnections.length,
+          idle: internals._freeConnections.length,
+          waiting: internals._connectionQueue.length,
+          max,
+        }),
+      };
+    }
   }
 }
 

@@ -53,7 +53,7 @@ export async function startService(kind: StoreKind, env: Record<string, string> 
     logger,
     description: config.storeDescription,
   });
-  const app = buildApp({ config, store, logger });
+  const app = await buildApp({ config, store, logger });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');

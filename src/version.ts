@@ -1,0 +1,6 @@
+// The service's version, from package.json (one directory above src/ and dist/).
+import { readFileSync } from 'node:fs';
+
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
