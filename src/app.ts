@@ -44,6 +44,11 @@ export async function buildApp({ config, store, logger }: AppDependencies): Prom
       headersTimeout: Math.min(20_000, config.requestTimeoutMs),
       connectionsCheckingInterval: 1_000, // how often Node enforces the two timeouts above
     },
+    // The failed-login limit counts per client, not per load balancer. A number is a hop count.
+    trustProxy:
+      typeof config.trustProxy === 'number'
+        ? (_address: string, hop: number) => hop < (config.trustProxy as number)
+        : config.trustProxy,
     return503OnClosing: false, // requests that arrive while draining are still served
     genReqId: (request) => {
       const given = request.headers['x-request-id'];

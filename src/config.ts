@@ -26,6 +26,8 @@ export interface Config {
   /** Whole-request deadline (headers and body), so a slow client cannot hold a socket. */
   requestTimeoutMs: number;
   corsOrigins: string[] | '*' | undefined;
+  /** Which proxies' X-Forwarded-For to believe for the client address (Fastify `trustProxy`). */
+  trustProxy: boolean | number | string[];
   metrics: boolean;
   workers: number;
   /** Startup warnings (weak secret, default credentials), logged once the logger exists. */
@@ -99,6 +101,7 @@ export function loadConfig(processEnv: Env, cwd: string): Readonly<Config> {
     dbQueryTimeoutMs: seconds(env, 'DB_QUERY_TIMEOUT', 5),
     requestTimeoutMs: seconds(env, 'REQUEST_TIMEOUT', 30),
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     metrics: boolean(env, 'METRICS', true),
     workers: integer(env, 'WORKERS', 1, 1, 1024),
     warnings,
@@ -180,4 +183,18 @@ function parseCorsOrigins(raw: string | undefined): string[] | '*' | undefined {
     .map((origin) => origin.trim())
     .filter(Boolean);
   return origins.length > 0 ? origins : undefined;
+}
+
+/** `false` (default), `true` (any proxy), a hop count, or comma-separated addresses / CIDRs. */
+function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
+  if (raw === undefined) return false;
+  const value = raw.trim().toLowerCase();
+  if (['false', '0', 'no', 'off'].includes(value)) return false;
+  if (['true', 'yes', 'on'].includes(value)) return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  if (entries.length === 0 || !entries.every((entry) => /^[0-9a-f.:]+(\/\d{1,3})?$|^(loopback|linklocal|uniquelocal)$/.test(entry))) {
+    throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or comma-separated addresses/CIDRs; got "${raw}"`);
+  }
+  return entries;
 }

@@ -78,6 +78,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ SECRET_TOKEN: SECRET, [name]: value }, cwd)).toThrow(new RegExp(name));
   });
 
+  it('TRUST_PROXY: off by default; true, a hop count or addresses', () => {
+    const trust = (value?: string) => loadConfig({ SECRET_TOKEN: SECRET, ...(value === undefined ? {} : { TRUST_PROXY: value }) }, cwd).trustProxy;
+    expect(trust()).toBe(false);
+    expect(trust('true')).toBe(true);
+    expect(trust('2')).toBe(2);
+    expect(trust('10.0.0.0/8, 127.0.0.1, loopback')).toEqual(['10.0.0.0/8', '127.0.0.1', 'loopback']);
+    expect(() => trust('everyone')).toThrow(/TRUST_PROXY/);
+  });
+
   it('CORS_ORIGINS: off by default, "*" or a comma-separated list', () => {
     expect(loadConfig({ SECRET_TOKEN: SECRET }, cwd).corsOrigins).toBeUndefined();
     expect(loadConfig({ SECRET_TOKEN: SECRET, CORS_ORIGINS: '*' }, cwd).corsOrigins).toBe('*');
