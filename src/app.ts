@@ -14,7 +14,7 @@ import type { Config } from './config.js';
 import { Messages, errorEnvelope } from './http/envelope.js';
 import { handleClientError, handleError } from './http/errors.js';
 import { recordRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
-import type { App } from './http/types.js';
+import type { App, ResponseObserver } from './http/types.js';
 import { registerHealthRoutes } from './http/health.js';
 import { registerMetrics } from './http/metrics.js';
 import { DOCS_PREFIX, registerOpenApi } from './http/openapi.js';
@@ -71,25 +71,12 @@ export async function buildApp({ config, store, logger }: AppDependencies): Prom
   });
 
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    reply.header('x-content-type-options', 'nosniff');
-    // JSON answers need no active content; the /docs page sets its own policy.
-    if (!request.url.startsWith(DOCS_PREFIX)) {
-      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
-    }
+    setResponseHeaders(request, reply);
     done();
   });
+  const observers: ResponseObserver[] = [logFinishedRequest];
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        route: request.routeOptions.url,
-        url: request.url.length > 256 ? `${request.url.slice(0, 256)}…` : request.url,
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request completed',
-    );
+    for (const observe of observers) observe(request, reply);
     done();
   });
 
@@ -108,7 +95,7 @@ export async function buildApp({ config, store, logger }: AppDependencies): Prom
     });
   }
   await registerOpenApi(app, VERSION);
-  if (config.metrics) registerMetrics(app, store);
+  if (config.metrics) observers.push(registerMetrics(app, store));
   registerHealthRoutes(app, store);
   registerTokenRoute(app, {
     tokens,
@@ -124,7 +111,11 @@ export async function buildApp({ config, store, logger }: AppDependencies): Prom
    * route. Under /book/ it is still a protected path: authenticate first, then 404.
    */
   function handleUndecodableUrl(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-    reply.header('x-content-type-options', 'nosniff');
+    // Fastify skips the hooks for these: set the headers and observe the answer here.
+    setResponseHeaders(request, reply);
+    reply.raw.once('finish', () => {
+      for (const observe of observers) observe(request, reply);
+    });
     if (request.url.startsWith('/book/')) {
       const failure = authenticationFailure(request.headers.authorization, tokens);
       if (failure) return reply.code(401).send(errorEnvelope(401, failure));
@@ -135,4 +126,28 @@ export async function buildApp({ config, store, logger }: AppDependencies): Prom
   }
 
   return app;
+}
+
+/** Headers on every answer: the request id, and a policy that suits a JSON API. */
+function setResponseHeaders(request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  reply.header('x-content-type-options', 'nosniff');
+  // JSON answers need no active content; the /docs page sets its own policy.
+  if (!request.url.startsWith(DOCS_PREFIX)) {
+    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+  }
+}
+
+/** One log line per finished request. */
+function logFinishedRequest(request: FastifyRequest, reply: FastifyReply) {
+  request.log.info(
+    {
+      method: request.method,
+      route: request.routeOptions.url,
+      url: request.url.length > 256 ? `${request.url.slice(0, 256)}…` : request.url,
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+    },
+    'request completed',
+  );
 }

@@ -58,15 +58,20 @@ export function readDotEnv(cwd: string): Env {
   return parseEnv(content);
 }
 
-export function loadConfig(processEnv: Env, cwd: string): Readonly<Config> {
+export interface LoadOptions {
+  /** False for commands that sign nothing (`migrate`): a missing SECRET_TOKEN is then fine. */
+  requireSecret?: boolean;
+}
+
+export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true }: LoadOptions = {}): Readonly<Config> {
   const env: Env = { ...readDotEnv(cwd), ...withoutEmpty(processEnv) };
   const warnings: string[] = [];
 
-  const secret = env.SECRET_TOKEN;
-  if (!secret) {
+  const secret = env.SECRET_TOKEN ?? '';
+  if (!secret && requireSecret) {
     throw new ConfigError('SECRET_TOKEN is not set: it is required to sign and verify tokens');
   }
-  if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
+  if (secret && Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
     warnings.push(
       `SECRET_TOKEN is shorter than ${MIN_SECRET_BYTES} bytes; use at least 256 bits of random data (RFC 7518 §3.2)`,
     );

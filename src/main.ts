@@ -5,7 +5,7 @@ import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config, type LoadOptions } from './config.js';
 import { createLogger } from './logger.js';
 import type { BookStore } from './store/book-store.js';
 import { StoreStartupError, openStore } from './store/open-store.js';
@@ -33,9 +33,9 @@ function failStartup(reason: string): never {
   process.exit(1);
 }
 
-function readConfig(): Readonly<Config> {
+function readConfig(options?: LoadOptions): Readonly<Config> {
   try {
-    return loadConfig(process.env, process.cwd());
+    return loadConfig(process.env, process.cwd(), options);
   } catch (error) {
     if (error instanceof ConfigError) failStartup(error.message);
     throw error;
@@ -59,7 +59,7 @@ async function openConfiguredStore(config: Readonly<Config>, logger: Logger): Pr
 
 /** `migrate`: opening the store applies pending migrations; then close and exit. */
 async function migrate() {
-  const config = readConfig();
+  const config = readConfig({ requireSecret: false });
   const logger = createLogger(config.logLevel);
   const store = await openConfiguredStore(config, logger);
   await store.close();

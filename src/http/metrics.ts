@@ -2,9 +2,10 @@
 // their duration, the store's pool usage and the default process metrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BookStore } from '../store/book-store.js';
-import type { App } from './types.js';
+import type { App, ResponseObserver } from './types.js';
 
-export function registerMetrics(app: App, store: BookStore) {
+/** Registers GET /metrics; returns the observer to call once per finished request. */
+export function registerMetrics(app: App, store: BookStore): ResponseObserver {
   // A registry per app, so several apps in one process (tests) do not share counters.
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -40,15 +41,6 @@ export function registerMetrics(app: App, store: BookStore) {
   });
   void pool;
 
-  app.addHook('onResponse', (request, reply, done) => {
-    // The route pattern, never the raw URL: ids would make the label set unbounded.
-    const route = request.routeOptions.url ?? 'unmatched';
-    const labels = { method: request.method, route, status: String(reply.statusCode) };
-    requests.inc(labels);
-    duration.observe(labels, reply.elapsedTime / 1000);
-    done();
-  });
-
   app.get(
     '/metrics',
     { schema: { tags: ['operations'], summary: 'Prometheus metrics (text exposition format)' } },
@@ -57,4 +49,12 @@ export function registerMetrics(app: App, store: BookStore) {
       return reply.code(200).type(registry.contentType).send(body);
     },
   );
+
+  return (request, reply) => {
+    // The route pattern, never the raw URL: ids would make the label set unbounded.
+    const route = request.routeOptions.url ?? 'unmatched';
+    const labels = { method: request.method, route, status: String(reply.statusCode) };
+    requests.inc(labels);
+    duration.observe(labels, reply.elapsedTime / 1000);
+  };
 }

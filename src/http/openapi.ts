@@ -6,6 +6,17 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { App } from './types.js';
 
 export const DOCS_PREFIX = '/docs';
+const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'", // Swagger UI sets inline styles
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 /** Register before the routes: the document is built from every route registered after it. */
 export async function registerOpenApi(app: App, version: string) {
@@ -43,6 +54,9 @@ export async function registerOpenApi(app: App, version: string) {
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     staticCSP: true,
+    // The plugin's default policy adds `upgrade-insecure-requests`, which breaks the page over
+    // plain HTTP on any host but localhost, and allows any https: style source. Ours: self only.
+    transformStaticCSP: () => DOCS_CSP,
     uiConfig: { deepLinking: false, persistAuthorization: false, tryItOutEnabled: true },
   });
 }

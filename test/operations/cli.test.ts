@@ -1,0 +1,129 @@
+// The command line of the built entry point (README "Quick start" and "Operations"):
+// `--help`, `--version`, `migrate` (apply the migrations, then exit), and an unknown command.
+// Runs dist/main.js as a child process in an empty working directory with a clean environment.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAIN_JS } from '../helpers/process.js';
+import { TEST_SECRET } from '../helpers/service.js';
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+let cwd: string;
+
+beforeAll(() => {
+  cwd = mkdtempSync(join(tmpdir(), 'books-cli-'));
+});
+afterAll(() => {
+  if (cwd) rmSync(cwd, { recursive: true, force: true });
+});
+
+/** `node dist/main.js ...args` with only PATH, HOME and `env`; killed after 20 s (a command that serves would hang). */
+function cli(args: string[], env: Record<string, string> = {}): Run {
+  const result = spawnSync(process.execPath, [MAIN_JS, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  if (result.error) throw result.error;
+  return { code: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
+}
+
+function tables(file: string): string[] {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare("select name from sqlite_master where type = 'table' order by name").all() as Array<{ name: string }>).map(
+      (row) => row.name,
+    );
+  } finally {
+    db.close();
+  }
+}
+
+describe('node dist/main.js --help / --version', () => {
+  it('--help prints the usage on stdout and exits 0', () => {
+    const run = cli(['--help']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/usage/i);
+    for (const word of ['migrate', '--help', '--version', 'SECRET_TOKEN', 'DB_URL']) expect(run.stdout).toContain(word);
+    expect(run.stderr).toBe('');
+  });
+
+  it('--version prints the package.json version and exits 0', () => {
+    const run = cli(['--version']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe(PACKAGE_VERSION);
+    expect(run.stderr).toBe('');
+  });
+
+  it('--help and --version need no configuration (no SECRET_TOKEN, no store touched)', () => {
+    for (const flag of ['--help', '--version']) {
+      const run = cli([flag], { DB_URL: `sqlite:${join(cwd, 'never', 'created.db')}` });
+      expect(run.code, flag).toBe(0);
+    }
+    expect(existsSync(join(cwd, 'never'))).toBe(false);
+    expect(existsSync(join(cwd, 'data'))).toBe(false);
+  });
+});
+
+describe('node dist/main.js migrate', () => {
+  it('creates the schema in DB_URL=sqlite:<tmp>/…/x.db (directory included) and exits 0', () => {
+    const file = join(cwd, 'deploy', 'store', 'x.db');
+    const run = cli(['migrate'], { DB_URL: `sqlite:${file}`, SECRET_TOKEN: TEST_SECRET });
+    expect(run.signal, 'migrate did not exit by itself').toBeNull();
+    expect(run.code, run.stderr).toBe(0);
+    expect(tables(file)).toContain('books');
+
+    const db = new Database(file, { readonly: true });
+    try {
+      const columns = (db.prepare('pragma table_info(books)').all() as Array<{ name: string }>).map((column) => column.name);
+      expect(columns.sort()).toEqual(['author', 'id', 'title', 'year']);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a second migrate is a no-op that keeps the data, and exits 0', () => {
+    const file = join(cwd, 'again.db');
+    const env = { DB_URL: `sqlite:${file}`, SECRET_TOKEN: TEST_SECRET };
+    expect(cli(['migrate'], env).code).toBe(0);
+    const db = new Database(file);
+    db.prepare('insert into books (title, author, year) values (?, ?, ?)').run('Dune', 'Frank Herbert', 1965);
+    db.close();
+
+    const run = cli(['migrate'], env);
+    expect(run.code, run.stderr).toBe(0);
+    const check = new Database(file, { readonly: true });
+    try {
+      expect(check.prepare('select title, author, year from books').all()).toEqual([{ title: 'Dune', author: 'Frank Herbert', year: 1965 }]);
+    } finally {
+      check.close();
+    }
+  });
+});
+
+describe('unknown commands and options', () => {
+  it.each([
+    ['an unknown command', ['frobnicate']],
+    ['an extra argument', ['migrate', 'now']],
+    ['an unknown option', ['--frobnicate']],
+  ])('%s exits 2 with a message on stderr and starts nothing', (_name, args) => {
+    const run = cli(args, { DB_URL: `sqlite:${join(cwd, 'unknown', 'x.db')}`, SECRET_TOKEN: TEST_SECRET });
+    expect(run.signal, 'the command did not exit by itself').toBeNull();
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/unknown/i);
+    expect(run.stderr).toMatch(/usage/i);
+    expect(existsSync(join(cwd, 'unknown'))).toBe(false);
+  });
+});

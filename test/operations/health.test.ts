@@ -1,0 +1,179 @@
+// GET /healthz and GET /readyz (README "Operations"): liveness touches nothing; readiness
+// pings the store, answers 503 "Service unavailable" while it is down (within its 2 s bound)
+// and 200 again once it is back. The outage runs the built service as a child process over a
+// private PostgreSQL cluster (test/helpers/private-postgres.ts) that the test stops and restarts.
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
+import { freePort, spawnService, waitUntilAnswering, type ServiceProcess } from '../helpers/process.js';
+import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME, useService } from '../helpers/service.js';
+import { forEachStore } from '../helpers/stores.js';
+
+const ALIVE = { status: 200, message: 'Service is alive', data: { status: 'ok' } };
+const READY = { status: 200, message: 'Service is ready', data: { status: 'ok' } };
+const UNAVAILABLE = { status: 503, message: 'Service unavailable', data: null };
+/** README: readiness gives up on the store after 2 s; allow scheduling slack on top. */
+const READY_BOUND_MS = 2_000 + 1_500;
+
+interface Probe {
+  status: number;
+  body: unknown;
+  contentType: string | null;
+  ms: number;
+}
+
+async function probe(baseUrl: string, path: string, headers: Record<string, string> = {}): Promise<Probe> {
+  const started = Date.now();
+  const response = await fetch(baseUrl + path, { headers, signal: AbortSignal.timeout(15_000) });
+  const text = await response.text();
+  return { status: response.status, body: JSON.parse(text), contentType: response.headers.get('content-type'), ms: Date.now() - started };
+}
+
+/** Probes `path` until `accept` holds (returns that probe) or `timeoutMs` passes (throws with the last one). */
+async function probeUntil(baseUrl: string, path: string, accept: (probe: Probe) => boolean, timeoutMs: number): Promise<Probe> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Probe | undefined;
+  while (Date.now() < deadline) {
+    last = await probe(baseUrl, path);
+    if (accept(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${path} did not reach the expected answer within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+}
+
+/** Pids whose parent is `parent` (Linux /proc). */
+function childrenOf(parent: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent) children.push(Number(entry));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return children;
+}
+
+forEachStore((kind) => {
+  describe('GET /healthz and GET /readyz', () => {
+    const service = useService(kind);
+
+    it('/healthz without a token → 200 {status:200, message:"Service is alive", data:{status:"ok"}}', async () => {
+      const answer = await probe(service.current.baseUrl, '/healthz');
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual(ALIVE);
+      expect(answer.contentType).toMatch(/^application\/json/);
+    });
+
+    it('/healthz ignores a bad token: it is public', async () => {
+      const answer = await probe(service.current.baseUrl, '/healthz', { authorization: 'not-a-token' });
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual(ALIVE);
+    });
+
+    it('/readyz without a token, store up → 200 {status:200, message:"Service is ready", data:{status:"ok"}}', async () => {
+      const answer = await probe(service.current.baseUrl, '/readyz');
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual(READY);
+      expect(answer.contentType).toMatch(/^application\/json/);
+    });
+
+    it('HEAD /healthz and HEAD /readyz answer 200 too (probes that only look at the status)', async () => {
+      for (const path of ['/healthz', '/readyz']) {
+        const response = await fetch(service.current.baseUrl + path, { method: 'HEAD' });
+        expect(response.status, path).toBe(200);
+      }
+    });
+  });
+});
+
+describeWithPrivatePostgres('GET /readyz while the store is down (child process over a private PostgreSQL cluster)', () => {
+  let cluster: PrivatePostgres;
+  let service: ServiceProcess;
+  let baseUrl: string;
+  let cwd: string;
+
+  beforeAll(async () => {
+    cluster = await createPrivatePostgres();
+    await cluster.start();
+    const dbUrl = await cluster.createDatabase('books_readyz');
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    cwd = mkdtempSync(join(tmpdir(), 'books-readyz-'));
+    service = spawnService(
+      {
+        SECRET_TOKEN: TEST_SECRET,
+        AUTH_USERNAME: TEST_USERNAME,
+        AUTH_PASSWORD: TEST_PASSWORD,
+        DB_URL: dbUrl,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        DB_QUERY_TIMEOUT: '2',
+      },
+      cwd,
+    );
+    await waitUntilAnswering(baseUrl, service);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (service && service.child.exitCode === null && service.child.signalCode === null) {
+      service.child.kill('SIGKILL');
+      await service.exited;
+    }
+    await cluster?.destroy();
+    if (cwd) rmSync(cwd, { recursive: true, force: true });
+  }, 60_000);
+
+  it('200 "Service is ready" → 503 envelope while PostgreSQL is stopped (liveness stays 200) → 200 once it is back', async () => {
+    expect((await probe(baseUrl, '/readyz')).body).toEqual(READY);
+
+    await cluster.stop('fast');
+    const down = await probeUntil(baseUrl, '/readyz', (answer) => answer.status !== 200, 10_000);
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual(UNAVAILABLE);
+    expect(down.contentType).toMatch(/^application\/json/);
+    // Every probe during the outage stays 503 and within the bound, and liveness is unaffected.
+    for (let i = 0; i < 3; i++) {
+      const again = await probe(baseUrl, '/readyz');
+      expect(again.status).toBe(503);
+      expect(again.body).toEqual(UNAVAILABLE);
+      expect(again.ms).toBeLessThan(READY_BOUND_MS);
+      const alive = await probe(baseUrl, '/healthz');
+      expect(alive.status).toBe(200);
+      expect(alive.body).toEqual(ALIVE);
+    }
+    expect(service.child.exitCode, `the service exited: ${service.stderr()}`).toBeNull();
+
+    await cluster.start();
+    const back = await probeUntil(baseUrl, '/readyz', (answer) => answer.status === 200, 15_000);
+    expect(back.body).toEqual(READY);
+    expect(service.child.exitCode, `the service exited: ${service.stderr()}`).toBeNull();
+  }, 90_000);
+
+  it('a stalled store (SIGSTOP on PostgreSQL) still answers /readyz within the 2 s bound', async () => {
+    // Not refused but silent: every PostgreSQL process of the cluster is frozen, so the pool's
+    // connections hang without an error; readiness must not hang with them.
+    const postmaster = Number(readFileSync(join(cluster.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    expect(postmaster).toBeGreaterThan(0);
+    const frozen = [postmaster, ...childrenOf(postmaster)];
+    for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    try {
+      const answer = await probe(baseUrl, '/readyz');
+      expect(answer.status).toBe(503);
+      expect(answer.body).toEqual(UNAVAILABLE);
+      expect(answer.ms).toBeLessThan(READY_BOUND_MS);
+      expect((await probe(baseUrl, '/healthz')).body).toEqual(ALIVE);
+    } finally {
+      for (const pid of frozen) process.kill(pid, 'SIGCONT');
+    }
+    const back = await probeUntil(baseUrl, '/readyz', (answer) => answer.status === 200, 15_000);
+    expect(back.body).toEqual(READY);
+  }, 60_000);
+});
