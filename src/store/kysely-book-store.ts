@@ -1,5 +1,6 @@
 // The BookStore over Kysely: one implementation for SQLite, PostgreSQL and MySQL.
 import { sql, type Generated, type Kysely } from 'kysely';
+import { GroupCommit } from './group-commit.js';
 import type { BookFields, BookStore, PoolStats, StoreDialect, StoredBook } from './book-store.js';
 import { classifyStoreError } from './errors.js';
 
@@ -25,11 +26,21 @@ interface BookRow {
 const COLUMNS = ['id', 'title', 'author', 'year'] as const;
 
 export class KyselyBookStore implements BookStore {
+  /** SQLite only: concurrent writes share one transaction and one fsync. */
+  private readonly groupCommit: GroupCommit<BookDatabase> | undefined;
+
   constructor(
     private readonly db: Kysely<BookDatabase>,
     readonly dialect: StoreDialect,
     private readonly readPoolStats: () => PoolStats | undefined = () => undefined,
-  ) {}
+  ) {
+    this.groupCommit = dialect === 'sqlite' ? new GroupCommit(db) : undefined;
+  }
+
+  /** Runs one write: batched with its neighbours on SQLite, on its own elsewhere (pools commit in parallel). */
+  private write<T>(operation: (db: Kysely<BookDatabase>) => Promise<T>): Promise<T> {
+    return this.groupCommit ? this.groupCommit.run(operation) : operation(this.db);
+  }
 
   poolStats(): PoolStats | undefined {
     return this.readPoolStats();
@@ -43,7 +54,7 @@ export class KyselyBookStore implements BookStore {
         const result = await this.db.insertInto('books').values(values).executeTakeFirstOrThrow();
         return { id: BigInt(result.insertId as bigint), ...values };
       }
-      const row = await this.db.insertInto('books').values(values).returning(COLUMNS).executeTakeFirstOrThrow();
+      const row = await this.write((db) => db.insertInto('books').values(values).returning(COLUMNS).executeTakeFirstOrThrow());
       return toStoredBook(row);
     } catch (error) {
       return classifyStoreError(error);
@@ -89,12 +100,9 @@ export class KyselyBookStore implements BookStore {
           return row && toStoredBook(row);
         });
       }
-      const row = await this.db
-        .updateTable('books')
-        .set(values)
-        .where('id', '=', id)
-        .returning(COLUMNS)
-        .executeTakeFirst();
+      const row = await this.write((db) =>
+        db.updateTable('books').set(values).where('id', '=', id).returning(COLUMNS).executeTakeFirst(),
+      );
       return row && toStoredBook(row);
     } catch (error) {
       return classifyStoreError(error);
@@ -103,7 +111,7 @@ export class KyselyBookStore implements BookStore {
 
   async delete(id: bigint): Promise<boolean> {
     try {
-      const result = await this.db.deleteFrom('books').where('id', '=', id).executeTakeFirst();
+      const result = await this.write((db) => db.deleteFrom('books').where('id', '=', id).executeTakeFirst());
       return result.numDeletedRows > 0n;
     } catch (error) {
       return classifyStoreError(error);
