@@ -4,7 +4,17 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, MysqlDialect, PostgresDialect, SqliteDialect, sql, type Dialect } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  MysqlDialect,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type Dialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+} from 'kysely';
 import { createPool as createMysqlPool } from 'mysql2';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -32,6 +42,7 @@ export class StoreStartupError extends Error {
 const DEFAULT_POOL_MAX = 10;
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 const RETRY_DELAY_MS = 250;
+const MAX_PREPARED_STATEMENTS = 64;
 
 export async function openStore(config: StoreConfig, options: OpenStoreOptions): Promise<BookStore> {
   const dialect: StoreDialect = config.kind;
@@ -61,7 +72,7 @@ function createDialect(
     case 'postgres': {
       const pool = createPostgresPool(config.url, options);
       return {
-        kyselyDialect: new PostgresDialect({ pool }),
+        kyselyDialect: new PostgresDialect({ pool: withPreparedStatements(pool) }),
         poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
       };
     }
@@ -133,9 +144,53 @@ function createPostgresPool(url: string, options: OpenStoreOptions) {
         oid === 20 ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client losing its connection (store restart) must not crash the process.
+  // A connection lost while idle (pool 'error') or while in use (client 'error': pg-pool
+  // removes its own listener on checkout) must not crash the process. The failing query
+  // rejects on its own; pg-pool discards the broken client when it is released.
   pool.on('error', (error) => options.logger.warn({ err: error }, 'idle PostgreSQL connection failed'));
+  pool.on('connect', (client) => {
+    client.on('error', (error) => options.logger.warn({ err: error }, 'PostgreSQL connection failed'));
+  });
   return pool;
+}
+
+/**
+ * Kysely sends every query unnamed, so PostgreSQL parses and plans it each time. Name the
+ * parameterized ones (a small, fixed set of SQL texts) so each connection prepares them once.
+ * Behind a transaction-mode pooler (PgBouncer < 1.21) named statements do not work.
+ */
+function withPreparedStatements(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const nameFor = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_PREPARED_STATEMENTS) {
+      name = `book_service_${names.size}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let wrapper = wrappers.get(client);
+      if (!wrapper) {
+        wrapper = {
+          query(textOrCursor: unknown, parameters?: readonly unknown[]) {
+            if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
+            const name = parameters && parameters.length > 0 ? nameFor(textOrCursor) : undefined;
+            return name === undefined
+              ? client.query(textOrCursor, parameters as unknown[])
+              : client.query({ name, text: textOrCursor, values: parameters as unknown[] });
+          },
+          release: () => client.release(),
+        } as unknown as PostgresPoolClient;
+        wrappers.set(client, wrapper);
+      }
+      return wrapper;
+    },
+    end: () => pool.end(),
+  };
 }
 
 function createMysqlPoolFor(url: string, options: OpenStoreOptions) {
@@ -148,9 +203,10 @@ function createMysqlPoolFor(url: string, options: OpenStoreOptions) {
     charset: 'utf8mb4',
     enableKeepAlive: true,
   });
-  pool.on('error' as 'connection', (error: unknown) =>
-    options.logger.warn({ err: error }, 'MySQL connection failed'),
-  );
+  // Same for MySQL: every connection gets a lasting listener, so a dropped one cannot crash us.
+  pool.on('connection', (connection) => {
+    connection.on('error', (error: unknown) => options.logger.warn({ err: error }, 'MySQL connection failed'));
+  });
   return pool;
 }
 

@@ -1,0 +1,38 @@
+// Suites that need the shared PostgreSQL server (TEST_POSTGRES_URL) and nothing else:
+// several service processes on one database, signals under load. Like forEachStore, an
+// unreachable server skips the suite with a visible warning, except under CI=true, where it
+// fails. DIALECTS without `postgres` skips them too (an explicit narrowing, not a failure).
+import { describe, it } from 'vitest';
+import { POSTGRES_ADMIN_URL, STORE_KINDS, withPostgresAdmin } from './stores.js';
+
+const IS_CI = process.env.CI === 'true' || process.env.CI === '1';
+
+async function postgresUnreachable(): Promise<string | undefined> {
+  try {
+    await withPostgresAdmin((client) => client.query('select 1'));
+    return undefined;
+  } catch (error) {
+    return `postgres unreachable (TEST_POSTGRES_URL=${POSTGRES_ADMIN_URL.replace(/:[^:@/]*@/, ':***@')}): ${(error as Error).message || (error as { code?: string }).code}`;
+  }
+}
+
+const selected = STORE_KINDS.includes('postgres');
+const unreachable = selected ? await postgresUnreachable() : undefined;
+
+export function describeWithPostgres(title: string, suite: () => void) {
+  if (!selected) {
+    console.warn(`\n⚠ SKIPPING "${title}": DIALECTS does not include postgres\n`);
+    describe.skip(title, suite);
+  } else if (unreachable === undefined) {
+    describe(title, suite);
+  } else if (IS_CI) {
+    describe(title, () => {
+      it('postgres must be reachable under CI', () => {
+        throw new Error(unreachable);
+      });
+    });
+  } else {
+    console.warn(`\n⚠ SKIPPING "${title}": ${unreachable}\n`);
+    describe.skip(title, suite);
+  }
+}
