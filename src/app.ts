@@ -12,12 +12,12 @@ import { createCredentialsChecker, createTokenService } from './auth/tokens.js';
 import { registerBookRoutes } from './books/routes.js';
 import type { Config } from './config.js';
 import { Messages, errorEnvelope } from './http/envelope.js';
-import { handleClientError, handleError } from './http/errors.js';
+import { SECURITY_HEADERS, handleClientError, handleError } from './http/errors.js';
 import { recordRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
 import type { App, ResponseObserver } from './http/types.js';
 import { registerHealthRoutes } from './http/health.js';
 import { registerMetrics } from './http/metrics.js';
-import { DOCS_PREFIX, registerOpenApi } from './http/openapi.js';
+import { registerOpenApi } from './http/openapi.js';
 import type { BookStore } from './store/book-store.js';
 import { VERSION } from './version.js';
 
@@ -60,6 +60,10 @@ export async function buildApp({ config, store, logger }: AppDependencies): Prom
     frameworkErrors: (error, request, reply) => handleUndecodableUrl(error, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // An `Expect` other than 100-continue: Node would answer a bare 417 before any hook runs.
+  // RFC 9110 lets a server ignore it, so the request is served as usual (auth first, envelope).
+  app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response));
+
   // JSON whatever the Content-Type (clients that forget the header still work), through the
   // secure parser that refuses `__proto__` and `constructor.prototype` keys.
   // Routes that take no body (GET, DELETE) ignore whatever a client sends along.
@@ -72,6 +76,9 @@ export async function buildApp({ config, store, logger }: AppDependencies): Prom
 
   app.addHook('onRequest', (request, reply, done) => {
     setResponseHeaders(request, reply);
+    // Bodies are JSON whatever the Content-Type; an unparsable one (`;;;`, empty) would make
+    // Fastify answer 415 before any parser runs.
+    if (request.headers['content-type'] !== undefined) request.headers['content-type'] = 'application/json';
     done();
   });
   const observers: ResponseObserver[] = [logFinishedRequest];
@@ -131,11 +138,7 @@ export async function buildApp({ config, store, logger }: AppDependencies): Prom
 /** Headers on every answer: the request id, and a policy that suits a JSON API. */
 function setResponseHeaders(request: FastifyRequest, reply: FastifyReply) {
   reply.header('x-request-id', request.id);
-  reply.header('x-content-type-options', 'nosniff');
-  // JSON answers need no active content; the /docs page sets its own policy.
-  if (!request.url.startsWith(DOCS_PREFIX)) {
-    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
-  }
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
 }
 
 /** One log line per finished request. */

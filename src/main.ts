@@ -137,6 +137,9 @@ async function serve() {
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     forceExit.unref();
+    // Node stops enforcing REQUEST_TIMEOUT once the server is closing: cut connections that
+    // still have not finished sending their request before the grace period runs out.
+    setTimeout(() => app.server.closeAllConnections(), Math.min(config.requestTimeoutMs, SHUTDOWN_GRACE_MS - 1_000)).unref();
     try {
       await app.close(); // stops accepting, waits for in-flight requests
       await store.close();

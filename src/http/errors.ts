@@ -6,6 +6,15 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailableError } from '../store/errors.js';
 import { Messages, errorEnvelope } from './envelope.js';
 
+/**
+ * On every answer, JSON ones need no active content. The /docs page replaces the policy with
+ * its own on its own routes (src/http/openapi.ts).
+ */
+export const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+} as const;
+
 /** Messages for 4xx statuses that have no operation-specific text. */
 const GENERIC_MESSAGES: Record<number, string> = {
   400: Messages.badRequest,
@@ -53,6 +62,9 @@ export function handleClientError(error: Error & { code?: string }, socket: Sock
   if (socket.writable && socket.bytesWritten === 0) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        Object.entries(SECURITY_HEADERS)
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join('') +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }

@@ -1,0 +1,127 @@
+// Shared checks for the security suites: the envelope every response must be, the fixed
+// messages it may carry, exact key sets, and a tripwire for prototype pollution of this
+// process (the service under test runs in the same process as the tests).
+import { STATUS_CODES } from 'node:http';
+import { expect } from 'vitest';
+import type { RawResponse } from './raw-http.js';
+
+/** Every fixed message of the spec and the README; an error body carries one of these. */
+export const FIXED_MESSAGES = new Set([
+  'Token generated successfully',
+  'Invalid request payload',
+  'Invalid credentials',
+  'Could not generate token',
+  'Book created successfully',
+  'Books retrieved successfully',
+  'Book retrieved successfully',
+  'Book updated successfully',
+  'Book deleted successfully',
+  'Invalid input',
+  'Book not found',
+  'Authorization token required',
+  'Invalid token',
+  'Route not found',
+  'Method not allowed',
+  'Request body too large',
+  'Too many requests',
+  'Service unavailable',
+  'Internal server error',
+  'Bad request',
+  'Request timeout',
+  'Service is alive',
+  'Service is ready',
+]);
+
+export const ENVELOPE_KEYS = ['data', 'message', 'status'];
+export const BOOK_KEYS = ['author', 'id', 'title', 'year'];
+
+export interface Envelope {
+  status: number;
+  message: string;
+  data: unknown;
+}
+
+export interface BookData {
+  id: number;
+  title: string;
+  author: string;
+  year: number;
+}
+
+/**
+ * The response is the JSON envelope: Content-Type application/json, exactly
+ * {status, message, data}, status == HTTP status, never 5xx; an error has data null and a
+ * fixed message (one of ours, or Node's reason phrase for a status the service does not name).
+ * `allowServerError` is for the tests that break the store on purpose.
+ */
+export function expectEnvelope(response: RawResponse, context = '', { allowServerError = false } = {}): Envelope {
+  const where = `\nHTTP ${response.status} ${JSON.stringify(response.headers)} ${JSON.stringify(response.body.slice(0, 500))}\n${context}`;
+  if (!allowServerError) expect(response.status, `5xx${where}`).toBeLessThan(500);
+  expect(response.headers['content-type'] ?? '(no Content-Type header)', `content-type${where}`).toMatch(/^application\/json(;|$)/);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(response.body);
+  } catch {
+    throw new Error(`body is not JSON${where}`);
+  }
+  expect(parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed), `not an object${where}`).toBe(true);
+  const envelope = parsed as Envelope;
+  expect(Object.keys(envelope).sort(), `envelope keys${where}`).toEqual(ENVELOPE_KEYS);
+  expect(envelope.status, `envelope status${where}`).toBe(response.status);
+  expect(typeof envelope.message, `message type${where}`).toBe('string');
+  if (response.status >= 400) {
+    expect(envelope.data, `error data${where}`).toBeNull();
+    const known = FIXED_MESSAGES.has(envelope.message) || envelope.message === STATUS_CODES[response.status];
+    expect(known, `unknown error message "${envelope.message}"${where}`).toBe(true);
+  }
+  return envelope;
+}
+
+/** A book object with exactly id, title, author, year and the right types. */
+export function expectBook(value: unknown, context = ''): BookData {
+  expect(value !== null && typeof value === 'object' && !Array.isArray(value), `book is not an object ${context}`).toBe(true);
+  const book = value as BookData;
+  expect(Object.keys(book).sort(), `book keys ${context}`).toEqual(BOOK_KEYS);
+  expect(Number.isInteger(book.id) && book.id > 0, `book id ${context}`).toBe(true);
+  expect(typeof book.title, `book title ${context}`).toBe('string');
+  expect(typeof book.author, `book author ${context}`).toBe('string');
+  expect(Number.isInteger(book.year), `book year ${context}`).toBe(true);
+  return book;
+}
+
+/** Checks the data of a 2xx envelope against the shape of its operation. */
+export function expectSuccessData(envelope: Envelope, operation: 'token' | 'book' | 'books' | 'null', context = ''): void {
+  switch (operation) {
+    case 'token': {
+      const data = envelope.data as Record<string, unknown>;
+      expect(data !== null && typeof data === 'object' && !Array.isArray(data), `token data ${context}`).toBe(true);
+      expect(Object.keys(data), `token data keys ${context}`).toEqual(['token']);
+      expect(typeof data.token, `token type ${context}`).toBe('string');
+      return;
+    }
+    case 'book':
+      expectBook(envelope.data, context);
+      return;
+    case 'books':
+      expect(Array.isArray(envelope.data), `books data ${context}`).toBe(true);
+      for (const book of envelope.data as unknown[]) expectBook(book, context);
+      return;
+    case 'null':
+      expect(envelope.data, `data ${context}`).toBeNull();
+  }
+}
+
+const OBJECT_PROTOTYPE_KEYS = Object.getOwnPropertyNames(Object.prototype).sort();
+const ARRAY_PROTOTYPE_KEYS = Object.getOwnPropertyNames(Array.prototype).sort();
+const FUNCTION_PROTOTYPE_KEYS = Object.getOwnPropertyNames(Function.prototype).sort();
+
+/** Object.prototype, Array.prototype and Function.prototype of this process are as they were at load. */
+export function expectPrototypesUntouched(context = ''): void {
+  expect(Object.getOwnPropertyNames(Object.prototype).sort(), `Object.prototype polluted ${context}`).toEqual(OBJECT_PROTOTYPE_KEYS);
+  expect(Object.getOwnPropertyNames(Array.prototype).sort(), `Array.prototype polluted ${context}`).toEqual(ARRAY_PROTOTYPE_KEYS);
+  expect(Object.getOwnPropertyNames(Function.prototype).sort(), `Function.prototype polluted ${context}`).toEqual(FUNCTION_PROTOTYPE_KEYS);
+  const probe: Record<string, unknown> = {};
+  for (const key of ['polluted', 'isAdmin', 'title', 'author', 'year', 'id', 'extra']) {
+    expect(probe[key], `({}).${key} is inherited ${context}`).toBeUndefined();
+  }
+}
