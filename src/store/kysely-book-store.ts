@@ -1,5 +1,5 @@
 // The BookStore over Kysely: one implementation for SQLite, PostgreSQL and MySQL.
-import { sql, type Generated, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Generated, type Kysely } from 'kysely';
 import { GroupCommit } from './group-commit.js';
 import type { BookFields, BookStore, PoolStats, StoreDialect, StoredBook } from './book-store.js';
 import { classifyStoreError } from './errors.js';
@@ -25,9 +25,19 @@ interface BookRow {
 
 const COLUMNS = ['id', 'title', 'author', 'year'] as const;
 
+/** A query compiled once at startup; each call only binds new parameters. */
+function bind<R>(query: CompiledQuery<R>, parameters: readonly unknown[]): CompiledQuery<R> {
+  return { ...query, parameters };
+}
+
 export class KyselyBookStore implements BookStore {
   /** SQLite only: concurrent writes share one transaction and one fsync. */
   private readonly groupCommit: GroupCommit<BookDatabase> | undefined;
+  // The hot queries, built and compiled once instead of on every request.
+  private readonly selectById;
+  private readonly selectPage;
+  private readonly insertBook;
+  private readonly deleteById;
 
   constructor(
     private readonly db: Kysely<BookDatabase>,
@@ -35,6 +45,12 @@ export class KyselyBookStore implements BookStore {
     private readonly readPoolStats: () => PoolStats | undefined = () => undefined,
   ) {
     this.groupCommit = dialect === 'sqlite' ? new GroupCommit(db) : undefined;
+    this.selectById = db.selectFrom('books').select(COLUMNS).where('id', '=', 0n).compile();
+    this.selectPage = db.selectFrom('books').select(COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).compile();
+    const insert = db.insertInto('books').values({ title: '', author: '', year: 0 });
+    // Parameters in the order of the values above: title, author, year.
+    this.insertBook = dialect === 'mysql' ? insert.compile() : insert.returning(COLUMNS).compile();
+    this.deleteById = db.deleteFrom('books').where('id', '=', 0n).compile();
   }
 
   /** Runs one write: batched with its neighbours on SQLite, on its own elsewhere (pools commit in parallel). */
@@ -49,13 +65,14 @@ export class KyselyBookStore implements BookStore {
   async create(fields: BookFields): Promise<StoredBook> {
     const values = { title: fields.title, author: fields.author, year: fields.year };
     try {
+      const query = bind(this.insertBook, [values.title, values.author, values.year]);
       if (this.dialect === 'mysql') {
         // MySQL has no INSERT … RETURNING; the generated id comes back with the result.
-        const result = await this.db.insertInto('books').values(values).executeTakeFirstOrThrow();
+        const result = await this.db.executeQuery(query);
         return { id: BigInt(result.insertId as bigint), ...values };
       }
-      const row = await this.write((db) => db.insertInto('books').values(values).returning(COLUMNS).executeTakeFirstOrThrow());
-      return toStoredBook(row);
+      const result = await this.write((db) => db.executeQuery(query));
+      return toStoredBook(result.rows[0] as unknown as BookRow);
     } catch (error) {
       return classifyStoreError(error);
     }
@@ -63,13 +80,7 @@ export class KyselyBookStore implements BookStore {
 
   async listPage(afterId: bigint, limit: number): Promise<StoredBook[]> {
     try {
-      const rows = await this.db
-        .selectFrom('books')
-        .select(COLUMNS)
-        .where('id', '>', afterId)
-        .orderBy('id', 'asc')
-        .limit(limit)
-        .execute();
+      const { rows } = await this.db.executeQuery(bind(this.selectPage, [afterId, limit]));
       return rows.map(toStoredBook);
     } catch (error) {
       return classifyStoreError(error);
@@ -78,7 +89,8 @@ export class KyselyBookStore implements BookStore {
 
   async get(id: bigint): Promise<StoredBook | undefined> {
     try {
-      const row = await this.db.selectFrom('books').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+      const { rows } = await this.db.executeQuery(bind(this.selectById, [id]));
+      const row = rows[0];
       return row && toStoredBook(row);
     } catch (error) {
       return classifyStoreError(error);
@@ -111,8 +123,9 @@ export class KyselyBookStore implements BookStore {
 
   async delete(id: bigint): Promise<boolean> {
     try {
-      const result = await this.write((db) => db.deleteFrom('books').where('id', '=', id).executeTakeFirst());
-      return result.numDeletedRows > 0n;
+      const query = bind(this.deleteById, [id]);
+      const result = await this.write((db) => db.executeQuery(query));
+      return (result.numAffectedRows ?? 0n) > 0n;
     } catch (error) {
       return classifyStoreError(error);
     }
