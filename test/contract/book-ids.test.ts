@@ -2,7 +2,7 @@
 // integers even above 2^53; "Requests": an :id outside the store's range is 404, never 5xx).
 // The id generator of the service's own store is moved past 2^53 and 2^62, and the JSON text
 // is read for the exact digits (JSON.parse would round them).
-import Database from 'better-sqlite3';
+import { openSqlite } from '../helpers/sqlite.js';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +19,7 @@ async function moveIdGenerator(testStore: TestStore, nextId: bigint): Promise<vo
       // AUTOINCREMENT: the next id is max(sqlite_sequence.seq, largest rowid) + 1. sqlite_sequence
       // has no unique key on `name`, so update the row when it exists rather than adding a second one.
       const path = testStore.url.replace(/^sqlite:/, '');
-      const db = new Database(path);
+      const db = openSqlite(path);
       try {
         const seq = nextId - 1n;
         const updated = db.prepare("update sqlite_sequence set seq = ? where name = 'books'").run(seq);

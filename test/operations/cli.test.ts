@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../helpers/sqlite.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAIN_JS } from '../helpers/process.js';
 import { TEST_SECRET } from '../helpers/service.js';
@@ -41,7 +41,7 @@ function cli(args: string[], env: Record<string, string> = {}): Run {
 }
 
 function tables(file: string): string[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const db = openSqlite(file, { readonly: true, fileMustExist: true });
   try {
     return (db.prepare("select name from sqlite_master where type = 'table' order by name").all() as Array<{ name: string }>).map(
       (row) => row.name,
@@ -85,7 +85,7 @@ describe('node dist/main.js migrate', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(tables(file)).toContain('books');
 
-    const db = new Database(file, { readonly: true });
+    const db = openSqlite(file, { readonly: true });
     try {
       const columns = (db.prepare('pragma table_info(books)').all() as Array<{ name: string }>).map((column) => column.name);
       expect(columns.sort()).toEqual(['author', 'id', 'title', 'year']);
@@ -98,13 +98,13 @@ describe('node dist/main.js migrate', () => {
     const file = join(cwd, 'again.db');
     const env = { DB_URL: `sqlite:${file}`, SECRET_TOKEN: TEST_SECRET };
     expect(cli(['migrate'], env).code).toBe(0);
-    const db = new Database(file);
+    const db = openSqlite(file);
     db.prepare('insert into books (title, author, year) values (?, ?, ?)').run('Dune', 'Frank Herbert', 1965);
     db.close();
 
     const run = cli(['migrate'], env);
     expect(run.code, run.stderr).toBe(0);
-    const check = new Database(file, { readonly: true });
+    const check = openSqlite(file, { readonly: true });
     try {
       expect(check.prepare('select title, author, year from books').all()).toEqual([{ title: 'Dune', author: 'Frank Herbert', year: 1965 }]);
     } finally {

@@ -5,7 +5,7 @@
 // driver error) must answer with fixed envelopes only; after logins good and bad and
 // authenticated requests (raw and Bearer) at LOG_LEVEL=trace, the captured log holds
 // neither the password, nor SECRET_TOKEN, nor any token, nor a failed login's password.
-import Database from 'better-sqlite3';
+import { openSqlite } from '../helpers/sqlite.js';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -48,7 +48,7 @@ function expectNoInternals(response: RawResponse, context: string) {
 async function runSql(testStore: TestStore, statement: string): Promise<void> {
   switch (testStore.kind) {
     case 'sqlite': {
-      const db = new Database(testStore.url.replace(/^sqlite:/, ''));
+      const db = openSqlite(testStore.url.replace(/^sqlite:/, ''));
       try {
         db.exec(statement);
       } finally {

@@ -3,7 +3,7 @@
 // served half-way, idle keep-alive connections do not hold the exit, and the process exits 0
 // within the 10 s grace; a second signal during the drain forces an immediate non-zero exit;
 // a client that stalls mid-upload cannot hold the shutdown past its REQUEST_TIMEOUT.
-import Database from 'better-sqlite3';
+import { openSqlite } from '../helpers/sqlite.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -97,7 +97,7 @@ async function exitWithin(service: ServiceProcess, since: number, timeoutMs: num
 }
 
 function storedTitles(dbFile: string): string[] {
-  const db = new Database(dbFile, { readonly: true });
+  const db = openSqlite(dbFile, { readonly: true });
   try {
     return (db.prepare('select title from books order by id').all() as Array<{ title: string }>).map((row) => row.title);
   } finally {

@@ -3,10 +3,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, sql, type Transaction } from 'kysely';
+import { pino } from 'pino';
+import { openSqliteDialect } from '../../src/store/dialects/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GroupCommit } from '../../src/store/group-commit.js';
+import { openSqlite } from '../helpers/sqlite.js';
 
 interface DB {
   items: { id: number | null; name: string | null };
@@ -15,11 +17,15 @@ interface DB {
 let dir: string;
 let db: Kysely<DB>;
 
+/** The service's own SQLite setup (WAL, synchronous=FULL, statement cache). */
+function open(): Kysely<DB> {
+  const options = { queryTimeoutMs: 5000, poolMax: undefined, logger: pino({ level: 'silent' }), description: 'test' };
+  return new Kysely<DB>({ dialect: openSqliteDialect(join(dir, 'test.db'), options).kyselyDialect });
+}
+
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'group-commit-'));
-  const database = new SqliteDatabase(join(dir, 'test.db'));
-  database.pragma('journal_mode = WAL');
-  db = new Kysely<DB>({ dialect: new SqliteDialect({ database }) });
+  db = open();
   await sql`create table items (id integer primary key autoincrement, name text not null)`.execute(db);
 });
 
@@ -52,7 +58,7 @@ describe('GroupCommit', () => {
     const groupCommit = new GroupCommit(db);
     await groupCommit.run((trx) => trx.insertInto('items').values({ name: 'a' }).execute());
     // A separate connection sees it: it is committed, not merely executed.
-    const other = new SqliteDatabase(join(dir, 'test.db'), { readonly: true });
+    const other = openSqlite(join(dir, 'test.db'), { readonly: true });
     expect(other.prepare('select count(*) as n from items').get()).toEqual({ n: 1 });
     other.close();
   });
@@ -74,6 +80,6 @@ describe('GroupCommit', () => {
     await db.destroy(); // every statement now fails, the transaction cannot even begin
     const results = await Promise.allSettled([1, 2, 3].map(() => groupCommit.run((trx) => trx.insertInto('items').values({ name: 'x' }).execute())));
     expect(results.every((result) => result.status === 'rejected')).toBe(true);
-    db = new Kysely<DB>({ dialect: new SqliteDialect({ database: new SqliteDatabase(join(dir, 'test.db')) }) });
+    db = open();
   });
 });

@@ -8,6 +8,16 @@ import { StoreStartupError } from '../startup-error.js';
 import type { DialectOptions, OpenedDialect } from './common.js';
 
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
+const MAX_CACHED_STATEMENTS = 256;
+
+/**
+ * better-sqlite3 12 built against Node >= 24.19 headers aborts the whole process when the
+ * garbage collector finalizes one of its Database or Statement objects outside a JS context
+ * (nodejs/node#65446; fixed by better-sqlite3 13, which needs Node >= 22). So none may ever
+ * become garbage: they are kept here for the life of the process. That is one database and
+ * a fixed, small set of statements per opened store (the SQL texts are fixed by the code).
+ */
+const NEVER_COLLECTED: unknown[] = [];
 
 export function openSqliteDialect(file: string, options: DialectOptions): OpenedDialect {
   return { kyselyDialect: new SqliteDialect({ database: openSqlite(file, options) }), poolStats: () => undefined };
@@ -19,9 +29,11 @@ function openSqlite(file: string, options: DialectOptions) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     database = new SqliteDatabase(file);
     // WAL for concurrent readers; FULL so an acknowledged write survives power loss, not only a crash.
-    if (file !== ':memory:') database.pragma('journal_mode = WAL');
-    database.pragma('synchronous = FULL');
-    database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    // exec, not pragma(): pragma() prepares a Statement that would become garbage (see
+    // NEVER_COLLECTED below).
+    if (file !== ':memory:') database.exec('PRAGMA journal_mode = WAL');
+    database.exec('PRAGMA synchronous = FULL');
+    database.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     // Every integer as bigint: ids above 2^53 would otherwise be rounded.
     database.defaultSafeIntegers(true);
   } catch (error) {
@@ -37,13 +49,15 @@ function openSqlite(file: string, options: DialectOptions) {
  */
 function withStatementCache(database: SqliteDatabase.Database) {
   const statements = new Map<string, SqliteDatabase.Statement>();
+  NEVER_COLLECTED.push(database, statements);
   return {
     close: () => database.close(),
     prepare(text: string) {
       let statement = statements.get(text);
       if (!statement) {
         statement = database.prepare(text);
-        if (statements.size < 256) statements.set(text, statement);
+        if (statements.size < MAX_CACHED_STATEMENTS) statements.set(text, statement);
+        else NEVER_COLLECTED.push(statement);
       }
       return statement;
     },
