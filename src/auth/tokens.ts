@@ -31,10 +31,20 @@ export function createTokenService(secret: string): TokenService {
     cacheTTL: TOKEN_LIFETIME_SECONDS * 1000,
   });
 
+  // HS256 is deterministic and `exp` is the only claim, so every token issued within the same
+  // second is byte-for-byte the same: sign once per second, not once per request.
+  let lastExp = 0;
+  let lastToken = '';
+
   return {
     issue() {
       // Computed here rather than with `expiresIn` so that `exp` is exactly issue + 900 s in whole seconds.
-      return sign({ exp: Math.floor(Date.now() / 1000) + TOKEN_LIFETIME_SECONDS });
+      const exp = Math.floor(Date.now() / 1000) + TOKEN_LIFETIME_SECONDS;
+      if (exp !== lastExp) {
+        lastToken = sign({ exp });
+        lastExp = exp;
+      }
+      return lastToken;
     },
     isValid(token) {
       try {

@@ -1,0 +1,46 @@
+// src/auth/tokens.ts: issue and verify, outside HTTP.
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createCredentialsChecker, createTokenService } from '../../src/auth/tokens.js';
+
+const SECRET = 'unit-test-secret-that-is-32-bytes-or-more';
+
+afterEach(() => vi.useRealTimers());
+
+describe('token service', () => {
+  it('issues HS256 tokens whose only claim is exp = now + 900 s, and verifies them', () => {
+    vi.useFakeTimers({ now: new Date('2026-11-21T12:00:00.250Z'), toFake: ['Date'] });
+    const tokens = createTokenService(SECRET);
+    const token = tokens.issue();
+    expect(decodeProtectedHeader(token)).toEqual({ alg: 'HS256', typ: 'JWT' });
+    expect(decodeJwt(token)).toEqual({ exp: Date.UTC(2026, 10, 21, 12, 15, 0) / 1000 });
+    expect(tokens.isValid(token)).toBe(true);
+  });
+
+  it('tokens issued within one second are identical (signed once); the next second gets a new exp', () => {
+    vi.useFakeTimers({ now: new Date('2026-11-21T12:00:00.100Z'), toFake: ['Date'] });
+    const tokens = createTokenService(SECRET);
+    const first = tokens.issue();
+    vi.setSystemTime(new Date('2026-11-21T12:00:00.900Z'));
+    expect(tokens.issue()).toBe(first);
+    vi.setSystemTime(new Date('2026-11-21T12:00:01.000Z'));
+    const next = tokens.issue();
+    expect(next).not.toBe(first);
+    expect(decodeJwt(next).exp).toBe((decodeJwt(first).exp as number) + 1);
+  });
+
+  it('a token from another secret is not valid', () => {
+    expect(createTokenService(SECRET).isValid(createTokenService(`${SECRET}-other`).issue())).toBe(false);
+  });
+});
+
+describe('credentials', () => {
+  it('matches only the exact pair', () => {
+    const credentials = createCredentialsChecker('admin', 'secret');
+    expect(credentials.matches('admin', 'secret')).toBe(true);
+    expect(credentials.matches('admin', 'Secret')).toBe(false);
+    expect(credentials.matches('Admin', 'secret')).toBe(false);
+    expect(credentials.matches('admin', 'secret ')).toBe(false);
+    expect(credentials.matches('', '')).toBe(false);
+  });
+});
