@@ -12,6 +12,13 @@ export interface StoredBook extends BookFields {
 
 export type StoreDialect = 'sqlite' | 'postgres' | 'mysql';
 
+export interface BookPage {
+  /** One JSON object text per book. */
+  books: string[];
+  /** Id of the last book of the page, where the next page starts. */
+  lastId: bigint | undefined;
+}
+
 /** Largest id any store can hold: ids are signed 64-bit integers in every dialect. */
 export const MAX_BOOK_ID = 2n ** 63n - 1n;
 
@@ -29,8 +36,12 @@ export interface PoolStats {
 export interface BookStore {
   readonly dialect: StoreDialect;
   create(fields: BookFields): Promise<StoredBook>;
-  /** Up to `limit` books with an id above `afterId`, ordered by id ascending (keyset paging). */
-  listPage(afterId: bigint, limit: number): Promise<StoredBook[]>;
+  /**
+   * Up to `limit` books with an id above `afterId`, ordered by id ascending (keyset paging),
+   * each already written as its JSON object `{"id":…,"title":…,"author":…,"year":…}` with
+   * the exact id. The store writes the JSON (SQLite, PostgreSQL) so no row objects are built.
+   */
+  listPageJson(afterId: bigint, limit: number): Promise<BookPage>;
   get(id: bigint): Promise<StoredBook | undefined>;
   /** Applies the given fields; undefined when no such book exists. */
   update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined>;

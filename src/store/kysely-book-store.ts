@@ -1,7 +1,8 @@
 // The BookStore over Kysely: one implementation for SQLite, PostgreSQL and MySQL.
 import { sql, type CompiledQuery, type Generated, type Kysely } from 'kysely';
+import { PLUCK_MARKER } from './dialects/common.js';
 import { GroupCommit } from './group-commit.js';
-import type { BookFields, BookStore, PoolStats, StoreDialect, StoredBook } from './book-store.js';
+import type { BookFields, BookPage, BookStore, PoolStats, StoreDialect, StoredBook } from './book-store.js';
 import { classifyStoreError } from './errors.js';
 
 interface BooksTable {
@@ -46,7 +47,7 @@ export class KyselyBookStore implements BookStore {
   ) {
     this.groupCommit = dialect === 'sqlite' ? new GroupCommit(db) : undefined;
     this.selectById = db.selectFrom('books').select(COLUMNS).where('id', '=', 0n).compile();
-    this.selectPage = db.selectFrom('books').select(COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).compile();
+    this.selectPage = compileSelectPage(db, dialect);
     const insert = db.insertInto('books').values({ title: '', author: '', year: 0 });
     // Parameters in the order of the values above: title, author, year.
     this.insertBook = dialect === 'mysql' ? insert.compile() : insert.returning(COLUMNS).compile();
@@ -78,10 +79,16 @@ export class KyselyBookStore implements BookStore {
     }
   }
 
-  async listPage(afterId: bigint, limit: number): Promise<StoredBook[]> {
+  async listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
     try {
       const { rows } = await this.db.executeQuery(bind(this.selectPage, [afterId, limit]));
-      return rows.map(toStoredBook);
+      if (this.dialect === 'sqlite') {
+        const books = rows as unknown as string[];
+        return { books, lastId: idOfBookJson(books.at(-1)) };
+      }
+      const books = (rows as PageRow[]).map((row) => row.json ?? bookJson(toStoredBook(row as BookRow)));
+      const last = rows.at(-1);
+      return { books, lastId: last === undefined ? undefined : toBigInt(last.id) };
     } catch (error) {
       return classifyStoreError(error);
     }
@@ -144,9 +151,58 @@ export class KyselyBookStore implements BookStore {
   }
 }
 
+/** A page row: the id, and the book as JSON text where the database writes it. */
+interface PageRow {
+  id: bigint | string | number;
+  json?: string;
+}
+
+/**
+ * One page of the list. SQLite and PostgreSQL write each book's JSON themselves (in the
+ * schema's key order, ids exact): no row objects, no serialization in JS. MySQL normalizes
+ * JSON key order, so there the columns come back and bookJson() writes them.
+ */
+function compileSelectPage(db: Kysely<BookDatabase>, dialect: StoreDialect) {
+  switch (dialect) {
+    case 'sqlite':
+      // Plucked: each row is the JSON text itself (building row objects costs half the query).
+      return db
+        .selectFrom('books')
+        .select(sql<string>`json_object('id', id, 'title', title, 'author', author, 'year', year)`.as('json'))
+        .where('id', '>', 0n)
+        .orderBy('id', 'asc')
+        .limit(1)
+        .modifyEnd(sql.raw(PLUCK_MARKER))
+        .compile();
+    case 'postgres':
+      return db
+        .selectFrom(db.selectFrom('books').select(COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).as('b'))
+        .select(['b.id', sql<string>`row_to_json(b)::text`.as('json')])
+        .orderBy('b.id', 'asc')
+        .compile();
+    case 'mysql':
+      return db.selectFrom('books').select(COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).compile();
+  }
+}
+
+/** The same JSON text the stores write: keys in schema order, the id's exact digits. */
+export function bookJson(book: StoredBook): string {
+  return `{"id":${book.id},"title":${JSON.stringify(book.title)},"author":${JSON.stringify(book.author)},"year":${book.year}}`;
+}
+
+/** The id at the start of a book's JSON text as the stores write it: `{"id":123,…`. */
+function idOfBookJson(json: string | undefined): bigint | undefined {
+  const digits = json === undefined ? undefined : /^\{"id":(\d+)/.exec(json)?.[1];
+  return digits === undefined ? undefined : BigInt(digits);
+}
+
+function toBigInt(value: bigint | string | number): bigint {
+  return typeof value === 'bigint' ? value : BigInt(value);
+}
+
 function toStoredBook(row: BookRow): StoredBook {
   return {
-    id: typeof row.id === 'bigint' ? row.id : BigInt(row.id),
+    id: toBigInt(row.id),
     title: row.title,
     author: row.author,
     year: Number(row.year),

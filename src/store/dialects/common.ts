@@ -18,3 +18,6 @@ export interface OpenedDialect {
 }
 
 export const DEFAULT_POOL_MAX = 10;
+
+/** SQLite: a query ending in this comment returns plucked rows (one value per row, no objects). */
+export const PLUCK_MARKER = '/* pluck */';

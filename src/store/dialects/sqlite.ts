@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { SqliteDialect } from 'kysely';
 import { StoreStartupError } from '../startup-error.js';
-import type { DialectOptions, OpenedDialect } from './common.js';
+import { PLUCK_MARKER, type DialectOptions, type OpenedDialect } from './common.js';
 
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 const MAX_CACHED_STATEMENTS = 256;
@@ -56,6 +56,9 @@ function withStatementCache(database: SqliteDatabase.Database) {
       let statement = statements.get(text);
       if (!statement) {
         statement = database.prepare(text);
+        // A query that selects a single column and is marked so returns that column's values
+        // instead of one object per row (see kysely-book-store.ts: the list page).
+        if (text.endsWith(PLUCK_MARKER)) statement.pluck(true);
         if (statements.size < MAX_CACHED_STATEMENTS) statements.set(text, statement);
         else NEVER_COLLECTED.push(statement);
       }
