@@ -44,7 +44,7 @@ function get(port, path, token) {
 
 async function measure(label, dbUrl) {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const env = { PATH: process.env.PATH, SECRET_TOKEN: SECRET, DB_URL: dbUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  const env = { PATH: process.env.PATH, NODE_OPTIONS: process.env.NODE_OPTIONS ?? "", SECRET_TOKEN: SECRET, DB_URL: dbUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
   const child = spawn(process.execPath, [MAIN], { env, stdio: 'ignore' });
   try {
     for (let i = 0; i < 100; i++) {
