@@ -22,6 +22,7 @@ import type { BookStore } from './store/book-store.js';
 import { VERSION } from './version.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+export const MAX_HEADER_BYTES = 128 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
 export interface AppDependencies {
@@ -41,6 +42,9 @@ export async function buildApp({ config, store, logger }: AppDependencies): Prom
     connectionTimeout: 60_000, // socket inactivity
     keepAliveTimeout: 65_000, // longer than common load balancer idle timeouts
     http: {
+      // Node's 16 KiB would cut off an oversized token with a bare connection reset; at 128 KiB
+      // it reaches verification and gets its 401 envelope. Past it: 431 or a clean close.
+      maxHeaderSize: MAX_HEADER_BYTES,
       headersTimeout: Math.min(20_000, config.requestTimeoutMs),
       connectionsCheckingInterval: 1_000, // how often Node enforces the two timeouts above
     },

@@ -3,6 +3,7 @@
 // nbf, no leeway), with tokens forged by jose and by hand.
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  es256Token,
   flipSignatureBit,
   futureExp,
   hmacToken,
@@ -118,6 +119,25 @@ const REJECTED_TOKENS: [string, () => Promise<string> | string][] = [
   ['a payload that is a JSON number', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, String(futureExp()))],
   ['a payload that is JSON null', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, 'null')],
   ['a payload that is not JSON', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, `exp=${futureExp()}`)],
+  // Issue 4's matrix (RFC 8725), beyond the cases above.
+  ['a real ES256 token (generated P-256 key)', () => es256Token({ exp: futureExp() })],
+  [
+    'ES256 header over an HMAC-SHA256 signature made with the secret (algorithm confusion)',
+    () => hmacToken({ alg: 'ES256', typ: 'JWT' }, JSON.stringify({ exp: futureExp() })),
+  ],
+  ['exp as a float', () => hmacTokenFor('HS256', { exp: futureExp() + 0.5 })],
+  ['exp far in the past (1)', () => hmacTokenFor('HS256', { exp: 1 })],
+  [
+    'a crit header naming an extension the service does not know',
+    () => hmacToken({ alg: 'HS256', typ: 'JWT', crit: ['x-unknown'], 'x-unknown': true }, JSON.stringify({ exp: futureExp() })),
+  ],
+  ['a truncated signature (last character dropped)', async () => (await signHmac({ exp: futureExp() })).slice(0, -1)],
+  ['a truncated token (header only)', async () => (await signHmac({ exp: futureExp() })).split('.')[0]!],
+  ['bad base64url in the payload (+ and /)', async () => (await signHmac({ exp: futureExp() })).replace(/\.(.)/, '.+/')],
+  // ~100 KB once base64url-encoded: it fits the 128 KiB header limit, so it reaches verification.
+  ['a 100 KB token (wrong secret)', () => signHmac({ exp: futureExp(), pad: 'x'.repeat(74 * 1024) }, 'HS256', WRONG_SECRET)],
+  ['a 100 KB garbage token', () => `${'e'.repeat(50 * 1024)}.${'y'.repeat(50 * 1024)}.sig`],
+  ['non-ASCII bytes in the token', async () => `${await signHmac({ exp: futureExp() })}\u00e9\u00ff`],
 ];
 
 /** Tokens the service must accept: DESIGN "Tokens" accepts the HMAC family with SECRET_TOKEN. */

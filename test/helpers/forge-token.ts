@@ -61,6 +61,12 @@ export async function rs256Token(claims: JWTPayload): Promise<string> {
   return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'JWT' }).sign(privateKey);
 }
 
+/** A real ES256 token from a freshly generated P-256 key pair. */
+export async function es256Token(claims: JWTPayload): Promise<string> {
+  const { privateKey } = await generateKeyPair('ES256');
+  return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'JWT' }).sign(privateKey);
+}
+
 /** Flips the lowest bit of the first signature byte (decoded, so the change is real, not a base64 padding bit). */
 export function flipSignatureBit(token: string): string {
   const [header, payload, signature] = token.split('.');

@@ -58,7 +58,7 @@ const CASES: Case[] = [
   { name: '404 :id over 100 characters with a token', status: 404, request: ({ token }) => ({ method: 'GET', path: `/book/${'1'.repeat(101)}`, headers: auth(token) }) },
   { name: '400 undecodable path (/%zz)', status: 400, request: () => ({ method: 'GET', path: '/%zz' }) },
   // Answered by the client-error handler, before a request exists.
-  { name: '431 headers over 16 KiB', status: 431, request: () => ({ method: 'GET', path: '/books', headers: [['X-Big', 'a'.repeat(20 * 1024)]] }) },
+  { name: '431 headers over the 128 KiB limit', status: 431, request: () => ({ method: 'GET', path: '/books', headers: [['X-Big', 'a'.repeat(130 * 1024)]] }) },
   { name: '400 malformed request (bad header byte)', status: 400, request: () => ({ method: 'GET', path: '/books', headers: [['X-Bad', 'a\u0001b']] }) },
   { name: '400 malformed request line', status: 400, request: () => ({ method: 'G ET', path: '/books' }) },
   // Node's own answer to an Expect it cannot meet.

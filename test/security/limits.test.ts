@@ -1,5 +1,5 @@
 // Request limits over bare sockets: the 1 MiB body limit (with Content-Length, announced but
-// never sent, chunked, endless), Node's 16 KiB header limit (one big header, many headers, a
+// never sent, chunked, endless), the 128 KiB header limit (one big header, many headers, a
 // long URL, after a first response on a keep-alive connection) and the whole-request
 // deadline (REQUEST_TIMEOUT) against slow uploads, slow headers and idle connections.
 // Each limit must end in the envelope or a clean close, and the service must answer the next
@@ -13,6 +13,8 @@ import { useService, type ApiClient } from '../helpers/service.js';
 import { expectEnvelope } from '../helpers/security.js';
 
 const MIB = 1024 * 1024;
+/** Just over the service's header limit (src/app.ts MAX_HEADER_BYTES, 128 KiB). */
+const OVER = 130 * 1024;
 const TOO_LARGE = { status: 413, message: 'Request body too large', data: null };
 
 /** A book body of exactly `bytes` bytes (the title pads it). */
@@ -168,7 +170,7 @@ describe('sqlite', () => {
     });
   });
 
-  describe("headers over Node's 16 KiB limit → 431/414/400 envelope or a clean close", () => {
+  describe('headers over the 128 KiB limit (MAX_HEADER_BYTES) → 431/414/400 envelope or a clean close', () => {
     const service = useService('sqlite', { LOG_LEVEL: 'warn' });
     let port: number;
     let token: string;
@@ -179,13 +181,13 @@ describe('sqlite', () => {
     });
 
     it.each([
-      ['one 20 KiB header', () => ({ method: 'GET', path: '/books', headers: [['X-Big', 'a'.repeat(20 * 1024)]] as Array<[string, string]> })],
-      ['a 64 KiB Authorization header', () => ({ method: 'GET', path: '/books', headers: [['Authorization', `Bearer ${'a'.repeat(64 * 1024)}`]] as Array<[string, string]> })],
-      ['1,000 small headers (~24 KiB)', () => ({ method: 'GET', path: '/books', headers: Array.from({ length: 1000 }, (_, i) => [`X-H${i}`, 'v'.repeat(16)] as [string, string]) })],
-      ['a 20 KiB URL (/book/<20,000 digits>)', () => ({ method: 'GET', path: `/book/${'1'.repeat(20_000)}`, headers: [] as Array<[string, string]> })],
-      ['a 20 KiB query string', () => ({ method: 'GET', path: `/books?q=${'a'.repeat(20 * 1024)}`, headers: [] as Array<[string, string]> })],
+      ['one 130 KiB header', () => ({ method: 'GET', path: '/books', headers: [['X-Big', 'a'.repeat(OVER)]] as Array<[string, string]> })],
+      ['a 130 KiB Authorization header', () => ({ method: 'GET', path: '/books', headers: [['Authorization', `Bearer ${'a'.repeat(OVER)}`]] as Array<[string, string]> })],
+      ['6,000 small headers (~140 KiB)', () => ({ method: 'GET', path: '/books', headers: Array.from({ length: 6000 }, (_, i) => [`X-H${i}`, 'v'.repeat(16)] as [string, string]) })],
+      ['a 130 KiB URL (/book/<digits>)', () => ({ method: 'GET', path: `/book/${'1'.repeat(OVER)}`, headers: [] as Array<[string, string]> })],
+      ['a 130 KiB query string', () => ({ method: 'GET', path: `/books?q=${'a'.repeat(OVER)}`, headers: [] as Array<[string, string]> })],
       ['a 1 MiB URL', () => ({ method: 'GET', path: `/${'a'.repeat(MIB)}`, headers: [] as Array<[string, string]> })],
-      ['an oversize POST with a body', () => ({ method: 'POST', path: '/book', headers: [['X-Big', 'a'.repeat(20 * 1024)]] as Array<[string, string]>, body: '{"title":"a","author":"b","year":1}' })],
+      ['an oversize POST with a body', () => ({ method: 'POST', path: '/book', headers: [['X-Big', 'a'.repeat(OVER)]] as Array<[string, string]>, body: '{"title":"a","author":"b","year":1}' })],
     ])('%s: envelope (431/414/400) or a clean close; the next request is answered', async (_name, build) => {
       const request = build();
       const exchange = await rawRequest(port, { ...request, headers: [['Authorization', token], ...request.headers] }, { timeoutMs: 10_000, untilClose: true });
@@ -193,14 +195,14 @@ describe('sqlite', () => {
       await expectStillAnswering(service.client, token);
     });
 
-    it('headers just under the limit (12 KiB) are served normally', async () => {
-      const exchange = await rawRequest(port, { method: 'GET', path: '/books', headers: [['Authorization', token], ['X-Big', 'a'.repeat(12 * 1024)]] });
+    it('headers just under the limit (120 KiB) are served normally', async () => {
+      const exchange = await rawRequest(port, { method: 'GET', path: '/books', headers: [['Authorization', token], ['X-Big', 'a'.repeat(120 * 1024)]] });
       expect(exchange.response?.status).toBe(200);
     });
 
     it('oversize headers on a keep-alive connection after a first response: the first response is whole, then an envelope or a close, never bytes inside it', async () => {
       const first = requestBytes({ method: 'GET', path: '/books', headers: [['Authorization', token], ['Connection', 'keep-alive']] });
-      const second = requestBytes({ method: 'GET', path: '/books', headers: [['Authorization', token], ['X-Big', 'a'.repeat(20 * 1024)]] });
+      const second = requestBytes({ method: 'GET', path: '/books', headers: [['Authorization', token], ['X-Big', 'a'.repeat(OVER)]] });
       const exchange = await rawExchange(
         port,
         async (socket) => {
