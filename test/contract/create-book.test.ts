@@ -2,22 +2,9 @@
 // DESIGN.md "Requests" (book body rules, id and unknown fields ignored, JSON whatever the
 // Content-Type).
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type Book, expectEnvelope } from '../helpers/contract.js';
 import { forEachStore } from '../helpers/stores.js';
 import { useService, type ApiResponse } from '../helpers/service.js';
-
-interface Book {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
-
-/** The whole envelope, and HTTP status == body.status (General rule 3). */
-function expectEnvelope(response: ApiResponse, status: number, message: string, data: unknown) {
-  expect(response.status).toBe(status);
-  expect(response.body).toEqual({ status, message, data });
-  expect(response.body.status).toBe(response.status);
-}
 
 const VALID = { title: 'The Left Hand of Darkness', author: 'Ursula K. Le Guin', year: 1969 };
 const json = (value: unknown) => JSON.stringify(value);

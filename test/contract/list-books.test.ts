@@ -1,22 +1,9 @@
 // GET /books: spec "GET /books" rule 1, "No query parameters are defined", Authentication 5,
 // and DESIGN.md "Responses" (ordered by id ascending; [] when there are none).
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type Book, expectEnvelope } from '../helpers/contract.js';
 import { forEachStore } from '../helpers/stores.js';
 import { useService, type ApiResponse } from '../helpers/service.js';
-
-interface Book {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
-
-/** The whole envelope, and HTTP status == body.status (General rule 3). */
-function expectEnvelope(response: ApiResponse, status: number, message: string, data: unknown) {
-  expect(response.status).toBe(status);
-  expect(response.body).toEqual({ status, message, data });
-  expect(response.body.status).toBe(response.status);
-}
 
 const byId = (a: Book, b: Book) => a.id - b.id;
 

@@ -2,22 +2,9 @@
 // then existence 404, then body 400), Authentication 5, and DESIGN.md "Requests" (any subset
 // of the fields, `{}` is a no-op, `id` in the body never changes the id, invalid ids → 404).
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type Book, expectEnvelope, INVALID_IDS } from '../helpers/contract.js';
 import { forEachStore } from '../helpers/stores.js';
 import { useService, type ApiResponse } from '../helpers/service.js';
-
-interface Book {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
-
-/** The whole envelope, and HTTP status == body.status (General rule 3). */
-function expectEnvelope(response: ApiResponse, status: number, message: string, data: unknown) {
-  expect(response.status).toBe(status);
-  expect(response.body).toEqual({ status, message, data });
-  expect(response.body.status).toBe(response.status);
-}
 
 const json = (value: unknown) => JSON.stringify(value);
 
@@ -55,21 +42,6 @@ const INVALID_BODIES: Array<[string, string]> = [
   ['malformed JSON (trailing comma)', '{"title":"Changed",}'],
   ['a form-encoded body', 'title=Changed'],
   ['an empty body', ''],
-];
-
-/** `:id` values that are not a positive decimal integer within the id range (path segments). */
-const INVALID_IDS: Array<[string, (id: number) => string]> = [
-  ['non-numeric "abc"', () => 'abc'],
-  ['zero', () => '0'],
-  ['negative -1', () => '-1'],
-  ['1.5', () => '1.5'],
-  ['existing id + ".5"', (id) => `${id}.5`],
-  ['existing id with a trailing letter', (id) => `${id}abc`],
-  ['exponent notation of the existing id', (id) => `${id}e0`],
-  ['a 30-digit number', () => '123456789012345678901234567890'],
-  ['2^63', () => '9223372036854775808'],
-  ['2^64 + existing id', (id) => (2n ** 64n + BigInt(id)).toString()],
-  ['an undecodable percent escape', () => '%zz'],
 ];
 
 forEachStore((kind) => {
