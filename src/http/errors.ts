@@ -1,6 +1,7 @@
 // Every failure becomes the envelope: framework errors, validation, body limits, store
 // outages and bugs. Internals (SQL, stacks, driver text) go to the log, never to the body.
 import { STATUS_CODES } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailableError } from '../store/errors.js';
@@ -53,6 +54,16 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
  */
 export function handleClientError(error: Error & { code?: string }, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // Garbage after a complete request (pipelined, or bytes past its Content-Length): the
+  // answer to that request is still being produced. Let it go out whole, then close. (A
+  // request still arriving, e.g. a slow upload that timed out, is cut off below instead.)
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (inFlight && !inFlight.writableFinished && inFlight.req.complete) {
+    const close = () => socket.destroy();
+    inFlight.once('finish', close);
+    inFlight.once('close', close);
+    return;
+  }
   const status =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
   const message = GENERIC_MESSAGES[status] ?? STATUS_CODES[status] ?? Messages.badRequest;
