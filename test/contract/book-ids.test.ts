@@ -2,11 +2,8 @@
 // integers even above 2^53; "Requests": an :id outside the store's range is 404, never 5xx).
 // The id generator of the service's own store is moved past 2^53 and 2^62, and the JSON text
 // is read for the exact digits (JSON.parse would round them).
-import { openSqlite } from '../helpers/sqlite.js';
-import { createConnection } from 'mysql2/promise';
-import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { forEachStore, type TestStore } from '../helpers/stores.js';
+import { execInTestStore, forEachStore, type TestStore } from '../helpers/stores.js';
 import { useService, type ApiResponse } from '../helpers/service.js';
 
 const BOOK = { title: 'Big Numbers', author: 'A. Counter', year: 2024 };
@@ -14,41 +11,14 @@ const MAX_ID = 2n ** 63n - 1n; // 9223372036854775807
 
 /** Makes the next generated id of the `books` table equal `nextId`, in the service's own database. */
 async function moveIdGenerator(testStore: TestStore, nextId: bigint): Promise<void> {
-  switch (testStore.kind) {
-    case 'sqlite': {
-      // AUTOINCREMENT: the next id is max(sqlite_sequence.seq, largest rowid) + 1. sqlite_sequence
-      // has no unique key on `name`, so update the row when it exists rather than adding a second one.
-      const path = testStore.url.replace(/^sqlite:/, '');
-      const db = openSqlite(path);
-      try {
-        const seq = nextId - 1n;
-        const updated = db.prepare("update sqlite_sequence set seq = ? where name = 'books'").run(seq);
-        if (updated.changes === 0) db.prepare("insert into sqlite_sequence(name, seq) values ('books', ?)").run(seq);
-      } finally {
-        db.close();
-      }
-      return;
-    }
-    case 'postgres': {
-      const client = new pg.Client({ connectionString: testStore.url });
-      await client.connect();
-      try {
-        await client.query(`alter table books alter column id restart with ${nextId.toString()}`);
-      } finally {
-        await client.end();
-      }
-      return;
-    }
-    case 'mysql': {
-      const connection = await createConnection({ uri: testStore.url });
-      try {
-        await connection.query(`alter table books auto_increment = ${nextId.toString()}`);
-      } finally {
-        await connection.end();
-      }
-      return;
-    }
-  }
+  const statement = {
+    // AUTOINCREMENT: the next id is max(sqlite_sequence.seq, largest rowid) + 1; sqlite_sequence
+    // has no unique key on `name`, so replace its row rather than add a second one.
+    sqlite: `delete from sqlite_sequence where name = 'books'; insert into sqlite_sequence(name, seq) values ('books', ${nextId - 1n})`,
+    postgres: `alter table books alter column id restart with ${nextId}`,
+    mysql: `alter table books auto_increment = ${nextId}`,
+  }[testStore.kind];
+  await execInTestStore(testStore, statement);
 }
 
 /** Every `"id":<digits>` in the JSON text, as written (a quoted id does not match). */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { describe, it } from 'vitest';
+import { openSqlite } from './sqlite.js';
 
 export type StoreKind = 'sqlite' | 'postgres' | 'mysql';
 
@@ -91,6 +92,39 @@ export async function withMysqlAdmin<T>(work: (connection: Awaited<ReturnType<ty
     return await work(connection);
   } finally {
     await connection.end();
+  }
+}
+
+/** Runs SQL in a test store's own database (the one the service uses), over a fresh connection. */
+export async function execInTestStore(testStore: TestStore, statement: string): Promise<void> {
+  switch (testStore.kind) {
+    case 'sqlite': {
+      const db = openSqlite(testStore.url.replace(/^sqlite:/, ''));
+      try {
+        db.exec(statement);
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    case 'postgres': {
+      const client = new pg.Client({ connectionString: testStore.url });
+      await client.connect();
+      try {
+        await client.query(statement);
+      } finally {
+        await client.end();
+      }
+      return;
+    }
+    case 'mysql': {
+      const connection = await createConnection({ uri: testStore.url });
+      try {
+        await connection.query(statement);
+      } finally {
+        await connection.end();
+      }
+    }
   }
 }
 

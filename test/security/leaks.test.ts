@@ -5,15 +5,12 @@
 // driver error) must answer with fixed envelopes only; after logins good and bad and
 // authenticated requests (raw and Bearer) at LOG_LEVEL=trace, the captured log holds
 // neither the password, nor SECRET_TOKEN, nor any token, nor a failed login's password.
-import { openSqlite } from '../helpers/sqlite.js';
-import { createConnection } from 'mysql2/promise';
-import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hmacToken, nowSeconds, unsecuredToken } from '../helpers/forge-token.js';
 import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { TEST_USERNAME, useService } from '../helpers/service.js';
 import { expectEnvelope } from '../helpers/security.js';
-import { forEachStore, type TestStore } from '../helpers/stores.js';
+import { execInTestStore, forEachStore } from '../helpers/stores.js';
 
 const PASSWORD = 'pw-canary-7Hq2-Zx91-do-not-log';
 const SECRET = 'secret-canary-0f1e2d3c4b5a69788796a5b4c3d2e1f0-do-not-log';
@@ -42,39 +39,6 @@ function expectNoInternals(response: RawResponse, context: string) {
   const text = `${JSON.stringify(response.headers)}\n${response.body}`;
   for (const pattern of INTERNALS) expect(text, `${context}: ${pattern} in ${text.slice(0, 600)}`).not.toMatch(pattern);
   for (const secret of [PASSWORD, SECRET, ...WRONG_PASSWORDS]) expect(text, `${context}: a secret in the response`).not.toContain(secret);
-}
-
-/** The test store's own connection, to break the schema under the running service. */
-async function runSql(testStore: TestStore, statement: string): Promise<void> {
-  switch (testStore.kind) {
-    case 'sqlite': {
-      const db = openSqlite(testStore.url.replace(/^sqlite:/, ''));
-      try {
-        db.exec(statement);
-      } finally {
-        db.close();
-      }
-      return;
-    }
-    case 'postgres': {
-      const client = new pg.Client({ connectionString: testStore.url });
-      await client.connect();
-      try {
-        await client.query(statement);
-      } finally {
-        await client.end();
-      }
-      return;
-    }
-    case 'mysql': {
-      const connection = await createConnection({ uri: testStore.url });
-      try {
-        await connection.query(statement);
-      } finally {
-        await connection.end();
-      }
-    }
-  }
 }
 
 forEachStore((kind) => {
@@ -198,7 +162,7 @@ forEachStore((kind) => {
       const hidden = kind === 'mysql' ? 'RENAME TABLE books TO books_hidden' : 'ALTER TABLE books RENAME TO books_hidden';
       const restore = kind === 'mysql' ? 'RENAME TABLE books_hidden TO books' : 'ALTER TABLE books_hidden RENAME TO books';
       const logsBefore = service.current.logs.length;
-      await runSql(testStore, hidden);
+      await execInTestStore(testStore, hidden);
       try {
         const requests: Array<[string, RawRequest]> = [
           ['GET /books', { method: 'GET', path: '/books', headers: auth }],
@@ -215,7 +179,7 @@ forEachStore((kind) => {
           expectNoInternals(response, name);
         }
       } finally {
-        await runSql(testStore, restore);
+        await execInTestStore(testStore, restore);
       }
       const logged = service.current.logs.slice(logsBefore).join('');
       expect(logged, 'the cause of a 500 must be in the log').toMatch(/no such table|does not exist|doesn't exist/i);
