@@ -8,6 +8,9 @@ export const TOKEN_LIFETIME_SECONDS = 15 * 60;
 /** Verification accepts the HMAC family only (the spec rejects non-HMAC methods). */
 export const ACCEPTED_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 
+/** Verified tokens remembered at once; the oldest is forgotten first. */
+export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+
 export interface TokenService {
   /** Returns a new token; throws if signing fails. */
   issue(): string;
@@ -26,10 +29,8 @@ export function createTokenService(secret: string): TokenService {
     algorithms: [...ACCEPTED_ALGORITHMS],
     requiredClaims: ['exp'],
     clockTolerance: 0,
-    // Cache keyed by fast-jwt's hash of the whole token; an entry never outlives `exp`.
-    cache: 10_000,
-    cacheTTL: TOKEN_LIFETIME_SECONDS * 1000,
   });
+  const verified = createVerifiedTokenCache(VERIFIED_TOKEN_CACHE_SIZE);
 
   // HS256 is deterministic and `exp` is the only claim, so every token issued within the same
   // second is byte-for-byte the same: sign once per second, not once per request.
@@ -47,19 +48,52 @@ export function createTokenService(secret: string): TokenService {
       return lastToken;
     },
     isValid(token) {
+      const cached = verified.lookup(token);
+      if (cached !== undefined) return cached;
+      let exp: unknown;
       try {
         const payload: unknown = verify(token);
-        // fast-jwt has checked that `exp` is a number in the future. We also want an object
-        // payload and a whole-second `exp`, as this service issues (RFC 8725: be strict).
-        return (
-          typeof payload === 'object' &&
-          payload !== null &&
-          !Array.isArray(payload) &&
-          Number.isSafeInteger((payload as { exp?: unknown }).exp)
-        );
+        if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return false;
+        exp = (payload as { exp?: unknown }).exp;
       } catch {
         return false;
       }
+      // fast-jwt has checked that `exp` is a number in the future. We also want a whole-second
+      // `exp`, as this service issues (RFC 8725: be strict).
+      if (!Number.isSafeInteger(exp)) return false;
+      verified.remember(token, (exp as number) * 1000);
+      return true;
+    },
+  };
+}
+
+/**
+ * Tokens that passed verification, keyed by the whole token text (no digest, so two tokens
+ * can never share an entry), each until its `exp`. Bounded: the oldest entry goes first.
+ * Only successes are kept, so garbage tokens cannot crowd out good ones. A hit costs a Map
+ * lookup instead of an HMAC (and fast-jwt's own cache would hash the token with SHA-256 first).
+ */
+export function createVerifiedTokenCache(maxEntries: number, now: () => number = Date.now) {
+  const expiresAtMs = new Map<string, number>();
+  return {
+    /** true: verified and not expired; false: verified but expired now; undefined: not known. */
+    lookup(token: string): boolean | undefined {
+      const expiresAt = expiresAtMs.get(token);
+      if (expiresAt === undefined) return undefined;
+      // The same boundary as fast-jwt: valid up to and including the `exp` millisecond.
+      if (now() <= expiresAt) return true;
+      expiresAtMs.delete(token);
+      return false;
+    },
+    remember(token: string, expiresAt: number): void {
+      if (expiresAtMs.size >= maxEntries) {
+        const oldest = expiresAtMs.keys().next().value;
+        if (oldest !== undefined) expiresAtMs.delete(oldest);
+      }
+      expiresAtMs.set(token, expiresAt);
+    },
+    get size() {
+      return expiresAtMs.size;
     },
   };
 }

@@ -1,66 +1,94 @@
 // Group commit for SQLite: writes that arrive together share one transaction, so one fsync
 // (synchronous=FULL) makes a whole batch durable. Each write is acknowledged only after the
 // commit that contains it; if that commit fails, every write in the batch fails. A write that
-// fails on its own is refused alone: the batch is rolled back and the others run again.
-import type { Kysely, Transaction } from 'kysely';
+// fails on its own is refused alone: it runs in a savepoint, which is rolled back, and the
+// rest of the batch commits.
+//
+// better-sqlite3 is synchronous, so a batch runs from BEGIN to COMMIT without yielding to the
+// event loop: no read on the same connection can ever see a write that is not committed yet.
+import type { Database } from 'better-sqlite3';
 
-type Write<DB, T> = (trx: Transaction<DB>) => Promise<T>;
+/** The part of a better-sqlite3 Database that group commit needs. */
+export type TransactionalDatabase = Pick<Database, 'transaction' | 'inTransaction'>;
 
-interface Pending<DB> {
-  write: Write<DB, unknown>;
+interface Pending {
+  write: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /** Upper bound on one batch, so one transaction never holds the writer for long. */
 const MAX_BATCH = 256;
 
-export class GroupCommit<DB> {
-  private queue: Pending<DB>[] = [];
+/** Thrown inside a batch when SQLite has ended the whole transaction itself. */
+class BatchAborted extends Error {
+  constructor(
+    readonly failedIndex: number,
+    readonly failure: unknown,
+  ) {
+    super('transaction ended by SQLite');
+  }
+}
+
+export class GroupCommit {
+  private queue: Pending[] = [];
   private scheduled = false;
+  private readonly runBatch: (batch: Pending[]) => Outcome[];
 
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(private readonly database: TransactionalDatabase) {
+    // Called inside a transaction, a better-sqlite3 transaction function is a savepoint.
+    const inSavepoint = database.transaction((write: () => unknown) => write());
+    this.runBatch = database.transaction((batch: Pending[]) =>
+      batch.map((pending, index): Outcome => {
+        try {
+          return { ok: true, value: inSavepoint(pending.write) };
+        } catch (error) {
+          // Some errors (disk full, I/O) make SQLite roll back the whole transaction: the writes
+          // after this one would then commit on their own. Abandon the batch instead.
+          if (!database.inTransaction) throw new BatchAborted(index, error);
+          return { ok: false, error };
+        }
+      }),
+    );
+  }
 
-  run<T>(write: Write<DB, T>): Promise<T> {
+  /** Runs `write` (synchronous SQL on the same database) in the next batch; resolves after its commit. */
+  run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         // After the I/O phase: every request read in this turn of the event loop joins the batch.
-        setImmediate(() => void this.flush());
+        setImmediate(() => this.flush());
       }
     });
   }
 
-  private async flush(): Promise<void> {
+  private flush(): void {
     const batch = this.queue.splice(0, MAX_BATCH);
-    const values: unknown[] = [];
-    let failed: { index: number; error: unknown } | undefined;
+    let outcomes: Outcome[] | undefined;
     try {
-      await this.db.transaction().execute(async (trx) => {
-        for (const [index, { write }] of batch.entries()) {
-          try {
-            values.push(await write(trx));
-          } catch (error) {
-            // Roll the whole batch back: after some errors SQLite has already ended the
-            // transaction, and the writes after it would commit on their own.
-            failed = { index, error };
-            throw error;
-          }
-        }
-      });
-      batch.forEach((pending, index) => pending.resolve(values[index]));
+      outcomes = this.runBatch(batch);
     } catch (error) {
-      if (failed) {
-        // Only the failing write is refused; the others were rolled back too and run again.
-        batch[failed.index]!.reject(failed.error);
-        this.queue.unshift(...batch.filter((_pending, index) => index !== failed!.index));
+      if (error instanceof BatchAborted) {
+        // Nothing of the batch is stored. The write that failed is refused; the others run again.
+        batch[error.failedIndex]!.reject(error.failure);
+        this.queue.unshift(...batch.filter((_pending, index) => index !== error.failedIndex));
       } else {
         // The commit itself failed: nothing in this batch is durable, so nothing is acknowledged.
         for (const pending of batch) pending.reject(error);
       }
     }
-    if (this.queue.length > 0) setImmediate(() => void this.flush());
+    if (outcomes) {
+      batch.forEach((pending, index) => {
+        const outcome = outcomes[index]!;
+        if (outcome.ok) pending.resolve(outcome.value);
+        else pending.reject(outcome.error);
+      });
+    }
+    if (this.queue.length > 0) setImmediate(() => this.flush());
     else this.scheduled = false;
   }
 }

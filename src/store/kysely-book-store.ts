@@ -1,6 +1,7 @@
 // The BookStore over Kysely: one implementation for SQLite, PostgreSQL and MySQL.
-import { sql, type CompiledQuery, type Generated, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Generated, type Kysely, type QueryResult } from 'kysely';
 import { PLUCK_MARKER } from './dialects/common.js';
+import type { SqliteExecutor } from './dialects/sqlite.js';
 import { GroupCommit } from './group-commit.js';
 import type { BookFields, BookPage, BookStore, PoolStats, StoreDialect, StoredBook } from './book-store.js';
 import { classifyStoreError } from './errors.js';
@@ -33,7 +34,7 @@ function bind<R>(query: CompiledQuery<R>, parameters: readonly unknown[]): Compi
 
 export class KyselyBookStore implements BookStore {
   /** SQLite only: concurrent writes share one transaction and one fsync. */
-  private readonly groupCommit: GroupCommit<BookDatabase> | undefined;
+  private readonly groupCommit: GroupCommit | undefined;
   // The hot queries, built and compiled once instead of on every request.
   private readonly selectById;
   private readonly selectPage;
@@ -44,8 +45,10 @@ export class KyselyBookStore implements BookStore {
     private readonly db: Kysely<BookDatabase>,
     readonly dialect: StoreDialect,
     private readonly readPoolStats: () => PoolStats | undefined = () => undefined,
+    /** SQLite: compiled queries run synchronously on the connection, not through Kysely's driver. */
+    private readonly sqlite?: SqliteExecutor,
   ) {
-    this.groupCommit = dialect === 'sqlite' ? new GroupCommit(db) : undefined;
+    this.groupCommit = sqlite ? new GroupCommit(sqlite.database) : undefined;
     this.selectById = db.selectFrom('books').select(COLUMNS).where('id', '=', 0n).compile();
     this.selectPage = compileSelectPage(db, dialect);
     const insert = db.insertInto('books').values({ title: '', author: '', year: 0 });
@@ -54,9 +57,16 @@ export class KyselyBookStore implements BookStore {
     this.deleteById = db.deleteFrom('books').where('id', '=', 0n).compile();
   }
 
+  /** Runs one query that changes nothing. */
+  private read<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> {
+    const { sqlite } = this;
+    return sqlite ? Promise.resolve(sqlite.execute(query)) : this.db.executeQuery(query);
+  }
+
   /** Runs one write: batched with its neighbours on SQLite, on its own elsewhere (pools commit in parallel). */
-  private write<T>(operation: (db: Kysely<BookDatabase>) => Promise<T>): Promise<T> {
-    return this.groupCommit ? this.groupCommit.run(operation) : operation(this.db);
+  private write<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> {
+    const { sqlite, groupCommit } = this;
+    return sqlite && groupCommit ? groupCommit.run(() => sqlite.execute(query)) : this.db.executeQuery(query);
   }
 
   poolStats(): PoolStats | undefined {
@@ -72,7 +82,7 @@ export class KyselyBookStore implements BookStore {
         const result = await this.db.executeQuery(query);
         return { id: BigInt(result.insertId as bigint), ...values };
       }
-      const result = await this.write((db) => db.executeQuery(query));
+      const result = await this.write(query);
       return toStoredBook(result.rows[0] as unknown as BookRow);
     } catch (error) {
       return classifyStoreError(error);
@@ -81,7 +91,7 @@ export class KyselyBookStore implements BookStore {
 
   async listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
     try {
-      const { rows } = await this.db.executeQuery(bind(this.selectPage, [afterId, limit]));
+      const { rows } = await this.read(bind(this.selectPage, [afterId, limit]));
       if (this.dialect === 'sqlite') {
         const books = rows as unknown as string[];
         return { books, lastId: idOfBookJson(books.at(-1)) };
@@ -96,7 +106,7 @@ export class KyselyBookStore implements BookStore {
 
   async get(id: bigint): Promise<StoredBook | undefined> {
     try {
-      const { rows } = await this.db.executeQuery(bind(this.selectById, [id]));
+      const { rows } = await this.read(bind(this.selectById, [id]));
       const row = rows[0];
       return row && toStoredBook(row);
     } catch (error) {
@@ -119,9 +129,8 @@ export class KyselyBookStore implements BookStore {
           return row && toStoredBook(row);
         });
       }
-      const row = await this.write((db) =>
-        db.updateTable('books').set(values).where('id', '=', id).returning(COLUMNS).executeTakeFirst(),
-      );
+      const query = this.db.updateTable('books').set(values).where('id', '=', id).returning(COLUMNS).compile();
+      const row = (await this.write(query)).rows[0];
       return row && toStoredBook(row);
     } catch (error) {
       return classifyStoreError(error);
@@ -131,7 +140,7 @@ export class KyselyBookStore implements BookStore {
   async delete(id: bigint): Promise<boolean> {
     try {
       const query = bind(this.deleteById, [id]);
-      const result = await this.write((db) => db.executeQuery(query));
+      const result = await this.write(query);
       return (result.numAffectedRows ?? 0n) > 0n;
     } catch (error) {
       return classifyStoreError(error);

@@ -21,7 +21,7 @@ const RETRY_DELAY_MS = 250;
 
 export async function openStore(config: StoreConfig, options: OpenStoreOptions): Promise<BookStore> {
   const dialect: StoreDialect = config.kind;
-  const { kyselyDialect, poolStats } = await openDialect(config, options);
+  const { kyselyDialect, poolStats, sqlite } = await openDialect(config, options);
   const db = new Kysely<BookDatabase>({ dialect: kyselyDialect });
   try {
     await waitUntilReachable(db, options);
@@ -30,7 +30,7 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
     await db.destroy().catch(() => undefined);
     throw error;
   }
-  return new KyselyBookStore(db, dialect, poolStats);
+  return new KyselyBookStore(db, dialect, poolStats, sqlite);
 }
 
 /** Loads only the driver the store needs (each one costs memory and startup time). */

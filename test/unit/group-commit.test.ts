@@ -3,60 +3,70 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import { pino } from 'pino';
-import { openSqliteDialect } from '../../src/store/dialects/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GroupCommit } from '../../src/store/group-commit.js';
+import { openSqliteDialect, type SqliteExecutor } from '../../src/store/dialects/sqlite.js';
+import { GroupCommit, type TransactionalDatabase } from '../../src/store/group-commit.js';
 import { openSqlite } from '../helpers/sqlite.js';
 
-interface DB {
-  items: { id: number | null; name: string | null };
-}
-
 let dir: string;
-let db: Kysely<DB>;
+let sqlite: SqliteExecutor;
 
-/** The service's own SQLite setup (WAL, synchronous=FULL, statement cache). */
-function open(): Kysely<DB> {
+/** The service's own SQLite setup (WAL, synchronous=FULL, statement cache, synchronous executor). */
+function open(): SqliteExecutor {
   const options = { queryTimeoutMs: 5000, poolMax: undefined, logger: pino({ level: 'silent' }), description: 'test' };
-  return new Kysely<DB>({ dialect: openSqliteDialect(join(dir, 'test.db'), options).kyselyDialect });
+  return openSqliteDialect(join(dir, 'test.db'), options).sqlite!;
 }
 
-beforeEach(async () => {
+const run = (text: string, ...parameters: unknown[]) => sqlite.execute(CompiledQuery.raw(text, parameters));
+const insert = (name: string | null) => () => run('insert into items (name) values (?) returning id', name).rows[0] as { id: bigint };
+const count = () => Number((run('select count(*) as n from items').rows[0] as { n: bigint }).n);
+
+/** The database, counting the transactions that are begun (savepoints inside one are not counted). */
+function countingTransactions(database: TransactionalDatabase) {
+  const counter = { begun: 0 };
+  const counting: TransactionalDatabase = {
+    get inTransaction() {
+      return database.inTransaction;
+    },
+    transaction(fn) {
+      const transaction = database.transaction(fn);
+      return Object.assign((...args: Parameters<typeof transaction>) => {
+        if (!database.inTransaction) counter.begun += 1;
+        return transaction(...args);
+      }, transaction) as typeof transaction;
+    },
+  };
+  return { counting, counter };
+}
+
+beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'group-commit-'));
-  db = open();
-  await sql`create table items (id integer primary key autoincrement, name text not null)`.execute(db);
+  sqlite = open();
+  run('create table items (id integer primary key autoincrement, name text not null)');
 });
 
-afterEach(async () => {
-  await db.destroy();
+afterEach(() => {
+  if (sqlite.database.open) sqlite.database.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-const count = async () => Number((await sql<{ n: number }>`select count(*) as n from items`.execute(db)).rows[0]!.n);
-
 describe('GroupCommit', () => {
   it('writes issued together share one transaction, and all are stored', async () => {
-    const groupCommit = new GroupCommit(db);
-    const transactions = new Set<Transaction<DB>>();
-    const ids = await Promise.all(
-      Array.from({ length: 50 }, (_, i) =>
-        groupCommit.run(async (trx) => {
-          transactions.add(trx);
-          const row = await trx.insertInto('items').values({ name: `n${i}` }).returning('id').executeTakeFirstOrThrow();
-          return row.id;
-        }),
-      ),
-    );
-    expect(new Set(ids).size).toBe(50);
-    expect(transactions.size).toBeLessThan(5);
-    expect(await count()).toBe(50);
+    const { counting, counter } = countingTransactions(sqlite.database);
+    const groupCommit = new GroupCommit(counting);
+    const rows = await Promise.all(Array.from({ length: 50 }, (_, i) => groupCommit.run(insert(`n${i}`))));
+    expect(new Set(rows.map((row) => row.id)).size).toBe(50);
+    expect(counter.begun).toBe(1);
+    expect(count()).toBe(50);
   });
 
   it('a write is acknowledged only once its transaction has committed', async () => {
-    const groupCommit = new GroupCommit(db);
-    await groupCommit.run((trx) => trx.insertInto('items').values({ name: 'a' }).execute());
+    const groupCommit = new GroupCommit(sqlite.database);
+    const written = groupCommit.run(insert('a'));
+    expect(count()).toBe(0); // queued for the next batch, not yet run
+    await written;
     // A separate connection sees it: it is committed, not merely executed.
     const other = openSqlite(join(dir, 'test.db'), { readonly: true });
     expect(other.prepare('select count(*) as n from items').get()).toEqual({ n: 1 });
@@ -64,22 +74,35 @@ describe('GroupCommit', () => {
   });
 
   it('one failing write is refused alone; the rest of its batch commits', async () => {
-    const groupCommit = new GroupCommit(db);
+    const groupCommit = new GroupCommit(sqlite.database);
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) =>
-        groupCommit.run((trx) => trx.insertInto('items').values({ name: i === 7 ? null : `n${i}` }).execute()),
-      ),
+      Array.from({ length: 20 }, (_, i) => groupCommit.run(insert(i === 7 ? null : `n${i}`))),
     );
     expect(results.filter((result) => result.status === 'rejected')).toHaveLength(1);
     expect(results[7]!.status).toBe('rejected');
-    expect(await count()).toBe(19);
+    expect(count()).toBe(19);
+  });
+
+  it('when SQLite ends the whole transaction, nothing of it stays; the failing write is refused and the others run again', async () => {
+    const { counting, counter } = countingTransactions(sqlite.database);
+    const groupCommit = new GroupCommit(counting);
+    // A write that ends the transaction behind the batch's back, as SQLite does itself after
+    // some errors (disk full, I/O): the writes before it are rolled back with it.
+    const endsTransaction = () => run('rollback');
+    const results = await Promise.allSettled([
+      groupCommit.run(insert('before')),
+      groupCommit.run(endsTransaction),
+      groupCommit.run(insert('after')),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(counter.begun).toBe(2);
+    expect(run('select name from items order by id').rows).toEqual([{ name: 'before' }, { name: 'after' }]);
   });
 
   it('when the commit itself fails, no write of the batch is acknowledged', async () => {
-    const groupCommit = new GroupCommit(db);
-    await db.destroy(); // every statement now fails, the transaction cannot even begin
-    const results = await Promise.allSettled([1, 2, 3].map(() => groupCommit.run((trx) => trx.insertInto('items').values({ name: 'x' }).execute())));
+    const groupCommit = new GroupCommit(sqlite.database);
+    sqlite.database.close(); // every statement now fails, the transaction cannot even begin
+    const results = await Promise.allSettled([1, 2, 3].map(() => groupCommit.run(insert('x'))));
     expect(results.every((result) => result.status === 'rejected')).toBe(true);
-    db = open();
   });
 });

@@ -1,7 +1,7 @@
 // src/auth/tokens.ts: issue and verify, outside HTTP.
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createCredentialsChecker, createTokenService } from '../../src/auth/tokens.js';
+import { createCredentialsChecker, createTokenService, createVerifiedTokenCache } from '../../src/auth/tokens.js';
 
 const SECRET = 'unit-test-secret-that-is-32-bytes-or-more';
 
@@ -31,6 +31,45 @@ describe('token service', () => {
 
   it('a token from another secret is not valid', () => {
     expect(createTokenService(SECRET).isValid(createTokenService(`${SECRET}-other`).issue())).toBe(false);
+  });
+});
+
+describe('verified tokens are remembered safely', () => {
+  it('a remembered token stops being valid the millisecond after its exp', () => {
+    vi.useFakeTimers({ now: new Date('2026-11-21T12:00:00.000Z'), toFake: ['Date'] });
+    const tokens = createTokenService(SECRET);
+    const token = tokens.issue();
+    expect(tokens.isValid(token)).toBe(true); // verified, now remembered
+    expect(tokens.isValid(token)).toBe(true); // from the cache
+    vi.setSystemTime(new Date('2026-11-21T12:15:00.000Z')); // exactly exp: still valid, as fast-jwt
+    expect(tokens.isValid(token)).toBe(true);
+    vi.setSystemTime(new Date('2026-11-21T12:15:00.001Z'));
+    expect(tokens.isValid(token)).toBe(false);
+    expect(tokens.isValid(token)).toBe(false); // and not after it was forgotten either
+  });
+
+  it('keys are whole tokens: a remembered token does not vouch for one that differs in its last character', () => {
+    const tokens = createTokenService(SECRET);
+    const token = tokens.issue();
+    expect(tokens.isValid(token)).toBe(true);
+    const last = token.at(-1) === 'A' ? 'B' : 'A';
+    expect(tokens.isValid(token.slice(0, -1) + last)).toBe(false);
+    expect(tokens.isValid(`${token}x`)).toBe(false);
+  });
+
+  it('is bounded: the oldest entry is forgotten first', () => {
+    const cache = createVerifiedTokenCache(3, () => 0);
+    for (const token of ['a', 'b', 'c', 'd']) cache.remember(token, 1000);
+    expect(cache.size).toBe(3);
+    expect(cache.lookup('a')).toBeUndefined();
+    expect(cache.lookup('d')).toBe(true);
+  });
+
+  it('failed verifications are not remembered', () => {
+    const tokens = createTokenService(SECRET);
+    const forged = createTokenService(`${SECRET}-other`).issue();
+    expect(tokens.isValid(forged)).toBe(false);
+    expect(tokens.isValid(forged)).toBe(false);
   });
 });
 

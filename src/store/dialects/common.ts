@@ -2,6 +2,7 @@
 import type { Dialect } from 'kysely';
 import type { Logger } from 'pino';
 import type { PoolStats } from '../book-store.js';
+import type { SqliteExecutor } from './sqlite.js';
 
 export interface DialectOptions {
   /** Bound on one query (and on waiting for a pooled connection) so an outage answers 503, not a hang. */
@@ -15,6 +16,8 @@ export interface DialectOptions {
 export interface OpenedDialect {
   kyselyDialect: Dialect;
   poolStats: () => PoolStats | undefined;
+  /** SQLite only: runs compiled queries synchronously on the same connection (see sqlite.ts). */
+  sqlite?: SqliteExecutor;
 }
 
 export const DEFAULT_POOL_MAX = 10;

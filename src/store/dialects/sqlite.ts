@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { SqliteDialect } from 'kysely';
+import { SqliteDialect, type CompiledQuery, type QueryResult } from 'kysely';
 import { StoreStartupError } from '../startup-error.js';
 import { PLUCK_MARKER, type DialectOptions, type OpenedDialect } from './common.js';
 
@@ -19,8 +19,34 @@ const MAX_CACHED_STATEMENTS = 256;
  */
 const NEVER_COLLECTED: unknown[] = [];
 
+/**
+ * Runs Kysely-compiled queries straight on better-sqlite3, synchronously. Kysely's own SQLite
+ * driver puts every query behind an async mutex (each release wakes every waiter) and several
+ * promise hops, which costs more than the query itself; the store uses this for its hot
+ * queries and group commit, and Kysely's driver only for migrations and health checks.
+ */
+export interface SqliteExecutor {
+  execute<R>(query: CompiledQuery<R>): QueryResult<R>;
+  /** The connection itself, for group commit's transactions. */
+  readonly database: SqliteDatabase.Database;
+}
+
 export function openSqliteDialect(file: string, options: DialectOptions): OpenedDialect {
-  return { kyselyDialect: new SqliteDialect({ database: openSqlite(file, options) }), poolStats: () => undefined };
+  const cached = openSqlite(file, options);
+  return {
+    kyselyDialect: new SqliteDialect({ database: cached }),
+    poolStats: () => undefined,
+    sqlite: {
+      database: cached.database,
+      execute<R>({ sql, parameters }: CompiledQuery<R>): QueryResult<R> {
+        // The same as Kysely's driver does, minus the mutex and the promises.
+        const statement = cached.prepare(sql);
+        if (statement.reader) return { rows: statement.all(parameters) as R[] };
+        const { changes } = statement.run(parameters);
+        return { rows: [], numAffectedRows: BigInt(changes) };
+      },
+    },
+  };
 }
 
 function openSqlite(file: string, options: DialectOptions) {
@@ -51,6 +77,7 @@ function withStatementCache(database: SqliteDatabase.Database) {
   const statements = new Map<string, SqliteDatabase.Statement>();
   NEVER_COLLECTED.push(database, statements);
   return {
+    database,
     close: () => database.close(),
     prepare(text: string) {
       let statement = statements.get(text);
