@@ -70,8 +70,8 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
       // is the one the response schema describes.
       const firstPage = await store.listPageJson(0n, LIST_PAGE_SIZE);
       reply.code(200).type('application/json; charset=utf-8');
-      if (firstPage.books.length < LIST_PAGE_SIZE) {
-        return reply.send((LIST_PREFIX + firstPage.books.join(',') + LIST_SUFFIX) as never);
+      if (firstPage.count < LIST_PAGE_SIZE) {
+        return reply.send((LIST_PREFIX + firstPage.json + LIST_SUFFIX) as never);
       }
       // A large collection is streamed page by page, so memory stays bounded whatever its size.
       return reply.send(Readable.from(streamBookList(store, firstPage)) as never);
@@ -173,11 +173,11 @@ async function* streamBookList(store: BookStore, firstPage: BookPage): AsyncGene
   let page = firstPage;
   let separator = '';
   for (;;) {
-    if (page.books.length > 0) {
-      yield separator + page.books.join(',');
+    if (page.count > 0) {
+      yield separator + page.json;
       separator = ',';
     }
-    if (page.books.length < LIST_PAGE_SIZE || page.lastId === undefined) break;
+    if (page.count < LIST_PAGE_SIZE || page.lastId === undefined) break;
     page = await store.listPageJson(page.lastId, LIST_PAGE_SIZE);
   }
   yield LIST_SUFFIX;

@@ -13,8 +13,10 @@ export interface StoredBook extends BookFields {
 export type StoreDialect = 'sqlite' | 'postgres' | 'mysql';
 
 export interface BookPage {
-  /** One JSON object text per book. */
-  books: string[];
+  /** The page's books as JSON object texts joined by commas (`{…},{…}`); '' for none. */
+  json: string;
+  /** How many books the page holds. */
+  count: number;
   /** Id of the last book of the page, where the next page starts. */
   lastId: bigint | undefined;
 }

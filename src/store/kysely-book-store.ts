@@ -92,13 +92,25 @@ export class KyselyBookStore implements BookStore {
   async listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
     try {
       const { rows } = await this.read(bind(this.selectPage, [afterId, limit]));
-      if (this.dialect === 'sqlite') {
-        const books = rows as unknown as string[];
-        return { books, lastId: idOfBookJson(books.at(-1)) };
+      switch (this.dialect) {
+        case 'sqlite': {
+          const books = rows as unknown as string[];
+          return { json: books.join(','), count: books.length, lastId: idOfBookJson(books.at(-1)) };
+        }
+        case 'postgres': {
+          const page = rows[0] as unknown as AggregatedPage;
+          return { json: page.json, count: Number(page.count), lastId: page.lastId ?? undefined };
+        }
+        case 'mysql': {
+          const books = rows as unknown as BookRow[];
+          const last = books.at(-1);
+          return {
+            json: books.map((row) => bookJson(toStoredBook(row))).join(','),
+            count: books.length,
+            lastId: last === undefined ? undefined : toBigInt(last.id),
+          };
+        }
       }
-      const books = (rows as PageRow[]).map((row) => row.json ?? bookJson(toStoredBook(row as BookRow)));
-      const last = rows.at(-1);
-      return { books, lastId: last === undefined ? undefined : toBigInt(last.id) };
     } catch (error) {
       return classifyStoreError(error);
     }
@@ -160,16 +172,19 @@ export class KyselyBookStore implements BookStore {
   }
 }
 
-/** A page row: the id, and the book as JSON text where the database writes it. */
-interface PageRow {
-  id: bigint | string | number;
-  json?: string;
+/** PostgreSQL: a whole page in one row, its books' JSON already joined by the database. */
+interface AggregatedPage {
+  json: string;
+  count: bigint | number;
+  lastId: bigint | null;
 }
 
 /**
  * One page of the list. SQLite and PostgreSQL write each book's JSON themselves (in the
- * schema's key order, ids exact): no row objects, no serialization in JS. MySQL normalizes
- * JSON key order, so there the columns come back and bookJson() writes them.
+ * schema's key order, ids exact): no row objects, no serialization in JS. PostgreSQL even
+ * joins the page into one text, so a page of 1,000 books is one value, not 1,000 row
+ * objects (that garbage is what made listing 100,000 books grow the heap by 65 MiB).
+ * MySQL normalizes JSON key order, so there the columns come back and bookJson() writes them.
  */
 function compileSelectPage(db: Kysely<BookDatabase>, dialect: StoreDialect) {
   switch (dialect) {
@@ -186,8 +201,11 @@ function compileSelectPage(db: Kysely<BookDatabase>, dialect: StoreDialect) {
     case 'postgres':
       return db
         .selectFrom(db.selectFrom('books').select(COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).as('b'))
-        .select(['b.id', sql<string>`row_to_json(b)::text`.as('json')])
-        .orderBy('b.id', 'asc')
+        .select([
+          sql<string>`coalesce(string_agg(row_to_json(b)::text, ',' order by b.id), '')`.as('json'),
+          sql<bigint>`count(*)`.as('count'),
+          sql<bigint | null>`max(b.id)`.as('lastId'),
+        ])
         .compile();
     case 'mysql':
       return db.selectFrom('books').select(COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).compile();
