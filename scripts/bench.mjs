@@ -9,12 +9,24 @@
 // medians are reported. Then GET /books at 10,000 books, peak RSS, and startup time.
 // Writes bench-results/latest.json and docs/benchmarks.md; prints a table.
 //
+// Go/Gin reference (bench/go-gin/main.go, a plain Go + Gin + database/sql implementation of the
+// same API, the reference the issue's targets are measured against): built into a temp dir in
+// GOPATH mode from Debian packages (installed with apt-get when missing and running as root),
+// started per store on its own fresh store (SQLite file in the temp dir, a fresh PostgreSQL
+// database), seeded with the same books through its API, and driven by the same scenarios in the
+// same rounds, each of its runs right after the service's run of the same scenario. Reported
+// next to the service as "vs Go/Gin" (service req/s / Go/Gin req/s). Skipped, with one line,
+// when it cannot be built.
+//
 // Environment:
 //   BENCH_ROUNDS        rounds (default 3)
 //   BENCH_DURATION      seconds per measured run (default 10)
 //   BENCH_WARMUP        seconds of warm-up before each run (default 2; 0 = none)
 //   BENCH_STORES        stores to run (default sqlite,postgres)
 //   BENCH_TOOL          wrk (default) or autocannon (fallback, used when wrk is missing)
+//   BENCH_GO            Go/Gin reference: unset = when it can be built, 0 = off,
+//                       1 = required (a failure to build or start it is fatal)
+//   GIN_LOGGER          1 = the Go/Gin reference logs every request (gin's logger) to its log file
 //   BENCH_KEEP_LOGS     1 = keep the full service logs (default: only lines that are not 2xx
 //                       "request completed" at info level are kept)
 //   TEST_POSTGRES_URL   PostgreSQL server for the fresh database
@@ -78,6 +90,14 @@ const LUA_SCRIPT = join(ROOT, 'scripts', 'bench', 'scenario.lua');
 const RESULTS_DIR = join(ROOT, 'bench-results');
 const LOG_DIR = join(RESULTS_DIR, 'logs');
 const DOCS_FILE = join(ROOT, 'docs', 'benchmarks.md');
+const GO_DIR = join(ROOT, 'bench', 'go-gin');
+/** Debian's Go sources, for building in GOPATH mode offline. */
+const GO_SYSTEM_GOPATH = '/usr/share/gocode';
+const GO_DEBIAN_PACKAGES = [
+  'golang-go', 'golang-github-gin-gonic-gin-dev', 'golang-github-mattn-go-sqlite3-dev',
+  'golang-github-lib-pq-dev', 'golang-github-golang-jwt-jwt-dev',
+];
+const GO_IMPORTS = ['github.com/gin-gonic/gin', 'github.com/mattn/go-sqlite3', 'github.com/lib/pq', 'github.com/golang-jwt/jwt'];
 
 const THREADS = 1;
 const CONNECTIONS = 64;
@@ -408,8 +428,8 @@ async function withPostgres(url, work) {
   }
 }
 
-async function createSqliteStore(tempDir) {
-  const dir = join(tempDir, 'sqlite');
+async function createSqliteStore(tempDir, dirName = 'sqlite') {
+  const dir = join(tempDir, dirName);
   mkdirSync(dir);
   const file = join(dir, 'books.db');
   const { default: Database } = await import('better-sqlite3');
@@ -547,17 +567,9 @@ function chooseTool() {
   const wanted = (process.env.BENCH_TOOL || 'wrk').toLowerCase();
   if (wanted === 'autocannon') return { name: 'autocannon', version: 'autocannon (npx)' };
   if (wanted !== 'wrk') throw new UsageError(`BENCH_TOOL must be wrk or autocannon; got "${wanted}"`);
-  if (!commandExists('wrk') && process.getuid?.() === 0 && commandExists('apt-get')) {
+  if (!commandExists('wrk') && canAptInstall()) {
     log('wrk is not installed: installing it with apt-get…');
-    const install = () =>
-      spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'wrk'], {
-        stdio: ['ignore', 'inherit', 'inherit'],
-        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-      }).status === 0;
-    if (!install()) {
-      spawnSync('apt-get', ['update'], { stdio: ['ignore', 'inherit', 'inherit'] });
-      install();
-    }
+    aptInstall(['wrk']);
   }
   if (commandExists('wrk')) {
     const out = spawnSync('wrk', ['-v'], { encoding: 'utf8' });
@@ -568,10 +580,26 @@ function chooseTool() {
   return { name: 'autocannon', version: 'autocannon (npx)' };
 }
 
-function runProcess(command, args, env) {
+function canAptInstall() {
+  return process.getuid?.() === 0 && commandExists('apt-get');
+}
+
+/** apt-get install; once more after apt-get update if the first attempt fails. */
+function aptInstall(packages) {
+  const install = () =>
+    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...packages], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    }).status === 0;
+  if (install()) return true;
+  spawnSync('apt-get', ['update'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  return install();
+}
+
+function runProcess(command, args, env, { cwd } = {}) {
   checkAborted();
   return new Promise((resolvePromise, reject) => {
-    const child = track(spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const child = track(spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }));
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -695,7 +723,175 @@ async function summariseLog(file, keepAll) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Go/Gin reference: bench/go-gin/main.go, built here, one process per store on its own store.
+
+function goMissing() {
+  const missing = commandExists('go') ? [] : ['go'];
+  for (const path of GO_IMPORTS) if (!existsSync(join(GO_SYSTEM_GOPATH, 'src', path))) missing.push(path);
+  return missing;
+}
+
+function debianVersion(pkg) {
+  const out = spawnSync('dpkg-query', ['-W', '-f=${Version}\n', pkg], { encoding: 'utf8' });
+  return out.status === 0 ? out.stdout.split('\n')[0].trim() || '?' : '?';
+}
+
+/** Builds the reference into tempDir; throws (with the reason) when it cannot. */
+async function buildGoGin(tempDir) {
+  let missing = goMissing();
+  if (missing.length && canAptInstall()) {
+    log(`bench: Go/Gin reference: ${missing.join(', ')} missing: installing ${GO_DEBIAN_PACKAGES.join(' ')} with apt-get…`);
+    aptInstall(GO_DEBIAN_PACKAGES);
+    missing = goMissing();
+  }
+  if (missing.length) {
+    throw new Error(`${missing.join(', ')} missing (apt-get install ${GO_DEBIAN_PACKAGES.join(' ')})`);
+  }
+  const dir = join(tempDir, 'go-gin');
+  mkdirSync(join(dir, 'gopath'), { recursive: true });
+  const binary = join(dir, 'go-gin');
+  const env = { ...process.env, GO111MODULE: 'off', GOPATH: `${GO_SYSTEM_GOPATH}:${join(dir, 'gopath')}`, GOFLAGS: '' };
+  const t0 = performance.now();
+  await runProcess('go', ['build', '-o', binary, '.'], env, { cwd: GO_DIR });
+  const buildS = Math.round((performance.now() - t0) / 100) / 10;
+  const goVersion = /go\d+(\.\d+)*/.exec(spawnSync('go', ['version'], { encoding: 'utf8' }).stdout ?? '')?.[0] ?? '?';
+  const packages = Object.fromEntries(GO_DEBIAN_PACKAGES.slice(1).map((pkg) => [pkg, debianVersion(pkg)]));
+  return { binary, goVersion, packages, buildS, logger: process.env.GIN_LOGGER === '1' };
+}
+
+/**
+ * The reference for one of the service's stores: its own fresh store of the same kind, its
+ * own process, seeded with SEED_BOOKS books through its API.
+ */
+async function startGoGin(built, store, tempDir, workDir) {
+  const target = {
+    kind: store.kind,
+    label: `Go/Gin, ${store.label}`,
+    secret: randomBytes(48).toString('base64url'),
+    logFile: join(LOG_DIR, `go-gin-${store.kind}.log`),
+  };
+  writeFileSync(target.logFile, '');
+  const pkg = built.packages;
+  if (store.kind === 'sqlite') {
+    target.store = await createSqliteStore(tempDir, 'go-gin-sqlite');
+    target.description =
+      `its own SQLite file in the temp dir (WAL, synchronous=NORMAL, busy_timeout=5000); ` +
+      `mattn/go-sqlite3 ${pkg['golang-github-mattn-go-sqlite3-dev']}`;
+  } else {
+    target.store = await createPostgresStore();
+    target.description =
+      `its own fresh database on the same PostgreSQL server, dropped afterwards (sslmode=disable unless ` +
+      `TEST_POSTGRES_URL sets one, as node-postgres does); lib/pq ${pkg['golang-github-lib-pq-dev']}`;
+  }
+  // lib/pq requires SSL unless told otherwise; node-postgres (the service) does not use it by default.
+  let dbUrl = target.store.url;
+  if (store.kind === 'postgres') {
+    const url = new URL(dbUrl);
+    if (!url.searchParams.has('sslmode')) url.searchParams.set('sslmode', 'disable');
+    dbUrl = url.toString();
+  }
+  checkAborted();
+  target.port = await freePort();
+  const fd = openSync(target.logFile, 'a');
+  try {
+    target.child = track(
+      spawn(built.binary, [], {
+        cwd: workDir,
+        env: childEnv({ SECRET_TOKEN: target.secret, PORT: String(target.port), DB_URL: dbUrl }),
+        stdio: ['ignore', fd, fd],
+      }),
+    );
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    const port = target.port;
+    await waitForAnswer(target.child, port, performance.now(), {
+      method: 'POST',
+      path: '/token',
+      body: CREDENTIALS_BODY,
+      what: `the Go/Gin reference (${store.label})`,
+      logFile: target.logFile,
+    });
+    target.seededIds = await seedViaApi(port, await getToken(port), SEED_BOOKS);
+    const list = await request(port, 'GET', '/books', { token: await getToken(port) });
+    if (list.status !== 200 || list.json?.data?.length !== SEED_BOOKS) {
+      throw new Error(`GET /books after seeding answered ${list.status} with ${list.json?.data?.length} books`);
+    }
+  } catch (error) {
+    await stopChild(target.child);
+    throw error;
+  }
+  return target;
+}
+
+/** The four scenarios against one server (the service or the Go/Gin reference) and its store. */
+function storeScenarios(port, seededIds, store) {
+  const maxSeeded = Math.max(...seededIds);
+  return [
+    {
+      id: 'get-book',
+      name: `GET /book/:id (${SEED_BOOKS} ids in turn)`,
+      run: async () => ({ port, paths: seededIds.map((id) => `/book/${id}`), token: await getToken(port) }),
+    },
+    { id: 'list-books', name: `GET /books (${SEED_BOOKS} books)`, run: async () => ({ port, path: '/books', token: await getToken(port) }) },
+    { id: 'login', name: 'POST /token', run: () => ({ port, method: 'POST', path: '/token', body: CREDENTIALS_BODY }) },
+    {
+      id: 'create-book',
+      name: 'POST /book',
+      run: async () => ({ port, method: 'POST', path: '/book', body: BOOK_BODY, token: await getToken(port) }),
+      // Back to the seeded books, so GET /books lists SEED_BOOKS books in the next round.
+      // Requests still queued for the pool when wrk disconnects are completed by the server
+      // afterwards, so repeat until no late insert lands after the delete.
+      after: async () => {
+        let left;
+        for (let attempt = 1; attempt <= 40; attempt += 1) {
+          left = await store.resetTo(maxSeeded);
+          await sleep(250);
+          if (left === SEED_BOOKS && (await store.resetTo(maxSeeded)) === SEED_BOOKS) return;
+        }
+        throw new Error(`${store.label}: ${left} books after reset, expected ${SEED_BOOKS}`);
+      },
+    },
+  ];
+}
+
+/** The reference logs only its start and its failures (and every request with GIN_LOGGER=1). */
+function goGinLogSummary(file) {
+  let lines = [];
+  try {
+    lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  } catch {
+    // no log
+  }
+  const other = lines.filter((line) => !/listening on :\d+$/.test(line) && !line.startsWith('[GIN] '));
+  return { lines: lines.length, notable: other.length, examples: other.slice(0, 3) };
+}
+
+function oneLine(text, max = 400) {
+  const line = text.trim().replace(/\s*\n\s*/g, ' / ');
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+function assertGoGinAlive(target) {
+  if (isRunning(target.child) || target.child.stopping) return;
+  throw new Error(
+    `the Go/Gin reference (${target.label}, pid ${target.child.pid}) exited ` +
+      `(${target.child.signalCode ?? `code ${target.child.exitCode}`}); its last log lines:\n${tailOf(target.logFile, 5)}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
 // Main
+
+/** BENCH_GO: unset = when it can be built, 0 = off, 1 = required. */
+function goGinMode() {
+  const raw = process.env.BENCH_GO ?? '';
+  if (raw === '') return 'auto';
+  if (raw === '0') return 'off';
+  if (raw === '1') return 'required';
+  throw new UsageError(`BENCH_GO must be 0 or 1; got "${raw}"`);
+}
 
 async function runBenchmark() {
   handleSignals();
@@ -707,6 +903,7 @@ async function runBenchmark() {
       warmupS: intSetting('BENCH_WARMUP', 2, 0),
       threads: THREADS,
       connections: CONNECTIONS,
+      goGin: goGinMode(),
     };
   } catch (error) {
     if (error instanceof UsageError) {
@@ -773,6 +970,19 @@ async function benchmark(settings) {
     writeFileSync(store.logFile, '');
   }
 
+  // Go/Gin reference: built now, started below once the services are seeded.
+  const goGin = { mode: settings.goGin, built: null, skipped: settings.goGin === 'off' ? 'BENCH_GO=0' : null };
+  if (settings.goGin !== 'off') {
+    try {
+      goGin.built = await buildGoGin(tempDir);
+      log(`bench: Go/Gin reference built with ${goGin.built.goVersion} in ${goGin.built.buildS} s`);
+    } catch (error) {
+      if (settings.goGin === 'required' || aborted) throw error;
+      goGin.skipped = `cannot be built: ${oneLine(error.message)}`;
+      log(`bench: Go/Gin reference skipped (BENCH_GO=1 makes this fatal): ${goGin.skipped}`);
+    }
+  }
+
   // Startup: the first start migrates the empty store; then STARTUP_SAMPLES restarts.
   for (const store of stores) {
     log(`bench: ${store.label}: startup time (1 first start + ${STARTUP_SAMPLES} restarts)…`);
@@ -798,45 +1008,49 @@ async function benchmark(settings) {
     }
     log(`bench: ${store.label}: service pid ${service.child.pid} on port ${service.port}, ${SEED_BOOKS} books seeded`);
   }
+  for (const store of goGin.built ? stores : []) {
+    try {
+      store.goGin = await startGoGin(goGin.built, store, tempDir, workDir);
+      log(`bench: ${store.goGin.label}: pid ${store.goGin.child.pid} on port ${store.goGin.port}, ${SEED_BOOKS} books seeded`);
+    } catch (error) {
+      if (settings.goGin === 'required' || aborted) throw error;
+      store.goGinSkipped = `did not start: ${oneLine(error.message)}`;
+      log(`bench: Go/Gin reference on ${store.label} skipped: ${store.goGinSkipped}`);
+    }
+  }
   const baselinePort = await freePort();
   const baseline = spawnBaseline(baselinePort);
   await waitForAnswer(baseline, baselinePort, performance.now(), { method: 'GET', path: '/', what: 'the baseline server' });
 
-  // Scenarios
+  // Scenarios: per store, each scenario on the service, then the same on the Go/Gin reference.
   const scenarios = [
-    { id: 'baseline', name: 'GET (bare node:http, fixed book JSON)', store: null, run: () => ({ port: baselinePort, path: '/book/1' }) },
+    {
+      id: 'baseline',
+      name: 'GET (bare node:http, fixed book JSON)',
+      label: 'GET (bare node:http, fixed book JSON)',
+      target: 'baseline',
+      store: null,
+      run: () => ({ port: baselinePort, path: '/book/1' }),
+    },
   ];
   for (const store of stores) {
-    const port = store.service.port;
-    const maxSeeded = Math.max(...store.seededIds);
-    scenarios.push(
-      {
-        id: 'get-book',
-        name: `GET /book/:id (${SEED_BOOKS} ids in turn)`,
-        store,
-        run: async () => ({ port, paths: store.seededIds.map((id) => `/book/${id}`), token: await getToken(port) }),
-      },
-      { id: 'list-books', name: `GET /books (${SEED_BOOKS} books)`, store, run: async () => ({ port, path: '/books', token: await getToken(port) }) },
-      { id: 'login', name: 'POST /token', store, run: () => ({ port, method: 'POST', path: '/token', body: CREDENTIALS_BODY }) },
-      {
-        id: 'create-book',
-        name: 'POST /book',
-        store,
-        run: async () => ({ port, method: 'POST', path: '/book', body: BOOK_BODY, token: await getToken(port) }),
-        // Back to the seeded books, so GET /books lists SEED_BOOKS books in the next round.
-        // Requests still queued for the pool when wrk disconnects are completed by the service
-        // afterwards, so repeat until no late insert lands after the delete.
-        after: async () => {
-          let left;
-          for (let attempt = 1; attempt <= 40; attempt += 1) {
-            left = await store.resetTo(maxSeeded);
-            await sleep(250);
-            if (left === SEED_BOOKS && (await store.resetTo(maxSeeded)) === SEED_BOOKS) return;
-          }
-          throw new Error(`${store.label}: ${left} books after reset, expected ${SEED_BOOKS}`);
-        },
-      },
-    );
+    const service = storeScenarios(store.service.port, store.seededIds, store).map((scenario) => ({
+      ...scenario,
+      label: `${scenario.name} [${store.label}]`,
+      target: 'service',
+      store,
+      assertAlive: () => assertAlive(store.service.child, store),
+    }));
+    const go = store.goGin
+      ? storeScenarios(store.goGin.port, store.goGin.seededIds, store.goGin.store).map((scenario) => ({
+          ...scenario,
+          label: `${scenario.name} [${store.goGin.label}]`,
+          target: 'go-gin',
+          store,
+          assertAlive: () => assertGoGinAlive(store.goGin),
+        }))
+      : [];
+    service.forEach((scenario, i) => scenarios.push(scenario, ...(go[i] ? [go[i]] : [])));
   }
   for (const scenario of scenarios) {
     scenario.rounds = [];
@@ -846,12 +1060,12 @@ async function benchmark(settings) {
   for (let round = 1; round <= settings.rounds; round += 1) {
     for (const scenario of scenarios) {
       checkAborted();
-      if (scenario.store) assertAlive(scenario.store.service.child, scenario.store);
-      const label = `${scenario.name}${scenario.store ? ` [${scenario.store.label}]` : ''}`;
+      scenario.assertAlive?.();
+      const label = scenario.label;
       const options = await scenario.run();
       if (settings.warmupS > 0) scenario.warmups.push(await runLoad(tool, { ...options, duration: settings.warmupS }));
       const result = await runLoad(tool, { ...options, duration: settings.durationS }).catch((error) => {
-        if (scenario.store) assertAlive(scenario.store.service.child, scenario.store);
+        scenario.assertAlive?.();
         throw error;
       });
       scenario.rounds.push(result);
@@ -867,6 +1081,10 @@ async function benchmark(settings) {
   for (const store of stores) {
     store.peak = readPeakRss(store.service.child.pid);
     await stopChild(store.service.child);
+    if (store.goGin) {
+      store.goGin.peak = readPeakRss(store.goGin.child.pid);
+      await stopChild(store.goGin.child);
+    }
   }
 
   // GET /books at LARGE_BOOKS books: filled directly while the service is stopped, fresh process.
@@ -917,16 +1135,23 @@ async function benchmark(settings) {
 
   // Results
   const baselineRps = median(scenarios[0].rounds.map((r) => r.rps));
-  const results = scenarios.map((scenario) => {
-    const summary = summarise(scenario.rounds, scenario.warmups);
-    return {
-      id: scenario.id,
-      scenario: scenario.name,
-      store: scenario.store?.kind ?? 'node:http',
-      ...summary,
-      ratioToBaseline: baselineRps ? summary.rps / baselineRps : null,
-    };
-  });
+  const summaries = new Map(scenarios.map((scenario) => [scenario, summarise(scenario.rounds, scenario.warmups)]));
+  const results = scenarios
+    .filter((scenario) => scenario.target !== 'go-gin')
+    .map((scenario) => {
+      const summary = summaries.get(scenario);
+      const go = scenarios.find((o) => o.target === 'go-gin' && o.store === scenario.store && o.id === scenario.id);
+      const goSummary = go ? summaries.get(go) : null;
+      return {
+        id: scenario.id,
+        scenario: scenario.name,
+        store: scenario.store?.kind ?? 'node:http',
+        ...summary,
+        ratioToBaseline: baselineRps ? summary.rps / baselineRps : null,
+        ratioToGoGin: goSummary?.rps ? summary.rps / goSummary.rps : null,
+        goGin: goSummary && { ...goSummary, ratioToBaseline: baselineRps ? goSummary.rps / baselineRps : null },
+      };
+    });
   const report = {
     generatedAt: started.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -941,6 +1166,31 @@ async function benchmark(settings) {
     peakRssProcesses: Object.fromEntries(stores.map((store) => [store.kind, store.peak.processes])),
     largeList: Object.fromEntries(stores.map((store) => [store.kind, store.largeList])),
     startup: Object.fromEntries(stores.map((store) => [store.kind, store.startup])),
+    goGin: {
+      source: relative(ROOT, join(GO_DIR, 'main.go')),
+      mode: goGin.mode,
+      ...(goGin.skipped ? { skipped: goGin.skipped } : {}),
+      ...(goGin.built
+        ? {
+            go: goGin.built.goVersion,
+            debianPackages: goGin.built.packages,
+            buildS: goGin.built.buildS,
+            requestLog: goGin.built.logger,
+            stores: Object.fromEntries(
+              stores.map((store) => [
+                store.kind,
+                store.goGin
+                  ? {
+                      description: store.goGin.description,
+                      peakRssMiB: round1(store.goGin.peak.peakRssMiB),
+                      log: { file: relative(ROOT, store.goGin.logFile), ...goGinLogSummary(store.goGin.logFile) },
+                    }
+                  : { skipped: store.goGinSkipped },
+              ]),
+            ),
+          }
+        : {}),
+    },
     serviceLog: Object.fromEntries(
       stores.map((store) => [store.kind, { file: relative(ROOT, store.logFile), ...store.logSummary }]),
     ),
@@ -1009,7 +1259,24 @@ function resultRows(report) {
     fmtMs(r.p99Ms),
     fmtErrors(r),
     fmtRatio(r.ratioToBaseline),
+    fmtRatio(r.ratioToGoGin),
   ]);
+}
+
+/** The Go/Gin reference's own figures, per scenario and store. */
+function goGinRows(report) {
+  return report.results
+    .filter((r) => r.goGin)
+    .map((r) => [
+      r.scenario,
+      storeLabel(r.store),
+      fmtRps(r.goGin.rps),
+      fmtMs(r.goGin.p50Ms),
+      fmtMs(r.goGin.p99Ms),
+      fmtErrors(r.goGin),
+      fmtRatio(r.goGin.ratioToBaseline),
+      fmtRatio(r.ratioToGoGin),
+    ]);
 }
 
 function textTable(header, rows, rightAligned = new Set()) {
@@ -1024,14 +1291,21 @@ function mdTable(header, rows, rightAligned = new Set()) {
   return [header, align, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
 
-const RESULT_HEADER = ['scenario', 'store', 'req/s', 'p50', 'p99', 'errors', 'vs node:http'];
-const RESULT_RIGHT = new Set([2, 3, 4, 6]);
+const RESULT_HEADER = ['scenario', 'store', 'req/s', 'p50', 'p99', 'errors', 'vs node:http', 'vs Go/Gin'];
+const RESULT_RIGHT = new Set([2, 3, 4, 6, 7]);
+const GO_HEADER = ['scenario', 'store', 'Go/Gin req/s', 'p50', 'p99', 'errors', 'vs node:http', 'service / Go/Gin'];
+const GO_RIGHT = new Set([2, 3, 4, 6, 7]);
 
 function extraRows(report, stores) {
   return stores.map((store) => {
     const large = report.largeList[store.kind];
     return {
-      rss: [store.label, fmtMiB(report.peakRssMiB[store.kind]), fmtMiB(large.peakRssMiB)],
+      rss: [
+        store.label,
+        fmtMiB(report.peakRssMiB[store.kind]),
+        fmtMiB(large.peakRssMiB),
+        fmtMiB(report.goGin.stores?.[store.kind]?.peakRssMiB),
+      ],
       large: [
         store.label,
         fmtRps(large.rps),
@@ -1052,7 +1326,12 @@ function extraRows(report, stores) {
 }
 
 const LARGE_HEADER = ['store', 'req/s', 'p50', 'p99', 'errors', 'one at a time (median of 20)', 'response'];
-const RSS_HEADER = ['store', `peak RSS, ${SEED_BOOKS}-book scenarios`, `peak RSS, GET /books at ${LARGE_BOOKS.toLocaleString('en-US')}`];
+const RSS_HEADER = [
+  'store',
+  `peak RSS, ${SEED_BOOKS}-book scenarios`,
+  `peak RSS, GET /books at ${LARGE_BOOKS.toLocaleString('en-US')}`,
+  `Go/Gin peak RSS, ${SEED_BOOKS}-book scenarios`,
+];
 const STARTUP_HEADER = ['store', `startup (median of ${STARTUP_SAMPLES})`, 'first start (empty store, migrations)', 'samples (ms)'];
 
 function renderConsole(report, stores) {
@@ -1065,10 +1344,11 @@ function renderConsole(report, stores) {
     '',
     textTable(RESULT_HEADER, resultRows(report), RESULT_RIGHT),
     '',
+    ...goGinConsole(report),
     `GET /books at ${LARGE_BOOKS.toLocaleString('en-US')} books (${settings.connections} connections):`,
     textTable(LARGE_HEADER, rows.map((r) => r.large), new Set([1, 2, 3, 5, 6])),
     '',
-    textTable(RSS_HEADER, rows.map((r) => r.rss), new Set([1, 2])),
+    textTable(RSS_HEADER, rows.map((r) => r.rss), new Set([1, 2, 3])),
     '',
     textTable(STARTUP_HEADER, rows.map((r) => r.startup), new Set([1, 2])),
     ...Object.entries(report.stores)
@@ -1080,6 +1360,24 @@ function renderConsole(report, stores) {
   ].join('\n');
 }
 
+function goGinSkips(report) {
+  const skips = [];
+  if (report.goGin.skipped) skips.push(`Go/Gin reference skipped: ${report.goGin.skipped}`);
+  for (const [kind, s] of Object.entries(report.goGin.stores ?? {})) {
+    if (s.skipped) skips.push(`Go/Gin reference on ${storeLabel(kind)} skipped: ${s.skipped}`);
+  }
+  return skips;
+}
+
+function goGinConsole(report) {
+  const rows = goGinRows(report);
+  return [
+    ...(rows.length ? [`Go/Gin reference (${relative(ROOT, join(GO_DIR, 'main.go'))}), same rounds:`, textTable(GO_HEADER, rows, GO_RIGHT)] : []),
+    ...goGinSkips(report),
+    ...(rows.length || goGinSkips(report).length ? [''] : []),
+  ];
+}
+
 /** What the service logged besides 2xx request lines, and every error wrk saw. */
 function serviceNotes(report) {
   const notes = [];
@@ -1088,6 +1386,12 @@ function serviceNotes(report) {
       notes.push(
         `${result.scenario} [${storeLabel(result.store)}]: ${fmtErrors(result)} in measured runs, ` +
           `${result.warmupErrors} error(s) in warm-ups`,
+      );
+    }
+    if (result.goGin && (result.goGin.errors || result.goGin.warmupErrors)) {
+      notes.push(
+        `${result.scenario} [Go/Gin, ${storeLabel(result.store)}]: ${fmtErrors(result.goGin)} in measured runs, ` +
+          `${result.goGin.warmupErrors} error(s) in warm-ups`,
       );
     }
   }
@@ -1101,6 +1405,11 @@ function serviceNotes(report) {
       notes.push(`${storeLabel(kind)} service log: ${entry.count} × ${entry.message}`);
     }
   }
+  for (const [kind, s] of Object.entries(report.goGin.stores ?? {})) {
+    if (s.log?.notable) {
+      notes.push(`Go/Gin (${storeLabel(kind)}) log: ${s.log.notable} line(s) besides its start, e.g. ${s.log.examples[0]}`);
+    }
+  }
   return notes;
 }
 
@@ -1111,6 +1420,16 @@ function renderMarkdown(report, stores) {
   const storeLines = Object.entries(report.stores).map(
     ([kind, s]) => `- **${storeLabel(kind)}:** ${s.skipped ? `skipped — ${s.skipped}` : s.description}`,
   );
+  const go = report.goGin;
+  const goRows = goGinRows(report);
+  const goStoreLines = Object.entries(go.stores ?? {}).map(
+    ([kind, s]) => `- **Go/Gin, ${storeLabel(kind)}:** ${s.skipped ? `skipped — ${s.skipped}` : s.description}`,
+  );
+  const goVersions = go.debianPackages
+    ? `${go.go}; Debian packages: ${Object.entries(go.debianPackages)
+        .map(([pkg, version]) => `${pkg.replace(/^golang-github-/, '').replace(/-dev$/, '')} ${version}`)
+        .join(', ')}`
+    : '';
   const notes = serviceNotes(report);
   return `# Benchmarks
 
@@ -1135,12 +1454,24 @@ page rather than editing it. Raw numbers of the last run: \`bench-results/latest
   }), on the same machine |
 | rounds × duration | ${settings.rounds} × ${settings.durationS} s, each run after a ${settings.warmupS} s warm-up; rounds go round-robin over all scenarios; figures are medians, errors are summed over the rounds |
 
-${storeLines.join('\n')}
+${[...storeLines, ...goStoreLines].join('\n')}
 
 The service is the built \`node dist/main.js\` with its default settings except \`SECRET_TOKEN\`,
 \`PORT\` and \`DB_URL\` (so \`LOG_LEVEL=info\`: one JSON log line per request, written to a file), on
 a fresh store seeded with ${SEED_BOOKS} books through the API. The baseline is a bare \`node:http\`
 server in its own process that answers every request with a fixed ${Buffer.byteLength(BASELINE_BODY)}-byte book envelope.
+
+The **Go/Gin reference** ([bench/go-gin/main.go](../bench/go-gin/main.go)) is what the issue's targets are
+measured against: a plain Go + Gin + \`database/sql\` implementation of the same API (same routes, status
+codes and envelopes), not part of the service. It runs \`gin.New()\` with \`gin.Recovery()\` in release mode
+(${go.requestLog ? 'with gin\'s request logger, GIN_LOGGER=1, to a file' : 'no per-request log, unlike the service'}), \`database/sql\` with its default pool, SQLite via mattn/go-sqlite3
+(WAL, \`synchronous=NORMAL\`) and PostgreSQL via lib/pq. ${
+    go.skipped
+      ? `It was skipped in this run: ${go.skipped}.`
+      : `Built by the bench (${goVersions}), it gets its own fresh store of each kind, is seeded with the same
+${SEED_BOOKS} books through its API, and runs the same scenarios in the same rounds, each of its runs right
+after the service's run of the same scenario, so both see the same machine conditions.`
+  }
 
 ## Throughput and latency
 
@@ -1150,7 +1481,17 @@ ${mdTable(RESULT_HEADER, resultRows(report), RESULT_RIGHT)}
   after each run, so GET /books always lists ${SEED_BOOKS}); **POST /token** logs in with the correct credentials.
 - **errors** counts non-2xx responses and socket errors (connect, read, write, timeout) reported by wrk.
 - **vs node:http** is the scenario's req/s divided by the baseline's.
+- **vs Go/Gin** is the service's req/s divided by the Go/Gin reference's on the same scenario and kind of store
+  (above 1× the service is faster).
+${
+  goRows.length
+    ? `
+### Go/Gin reference
 
+${mdTable(GO_HEADER, goRows, GO_RIGHT)}
+`
+    : ''
+}${goGinSkips(report).length ? `\n${goGinSkips(report).map((line) => `- ${line}`).join('\n')}\n` : ''}
 ## GET /books at ${LARGE_BOOKS.toLocaleString('en-US')} books
 
 ${mdTable(LARGE_HEADER, rows.map((r) => r.large), new Set([1, 2, 3, 5, 6]))}
@@ -1162,11 +1503,12 @@ ${settings.connections} connections (wrk timeout raised to ${LARGE_LIST_TIMEOUT_
 
 ## Memory
 
-${mdTable(RSS_HEADER, rows.map((r) => r.rss), new Set([1, 2]))}
+${mdTable(RSS_HEADER, rows.map((r) => r.rss), new Set([1, 2, 3]))}
 
 Peak resident set size (\`VmHWM\` from \`/proc/<pid>/status\`) of the service process at the end of its run
 (added up over its child processes, if it has any):
 one process served all ${SEED_BOOKS}-book scenarios of a store; another, fresh one the ${LARGE_BOOKS.toLocaleString('en-US')}-book list.
+The Go/Gin reference's peak is read the same way, from its one process per store.
 
 ## Startup
 
