@@ -23,6 +23,9 @@
 //   BENCH_DURATION      seconds per measured run (default 10)
 //   BENCH_WARMUP        seconds of warm-up before each run (default 2; 0 = none)
 //   BENCH_STORES        stores to run (default sqlite,postgres)
+//   BENCH_WORKERS       run the service with WORKERS=N (node:cluster) instead of its default 1;
+//                       the figures then go to docs/benchmarks-workers-N.md and
+//                       bench-results/latest-workers-N.json, so the default run's page stays
 //   BENCH_TOOL          wrk (default) or autocannon (fallback, used when wrk is missing)
 //   BENCH_GO            Go/Gin reference: unset = when it can be built, 0 = off,
 //                       1 = required (a failure to build or start it is fatal)
@@ -342,13 +345,21 @@ function childEnv(extra) {
  * `node dist/main.js`, as `npm start` runs it, from a scratch working directory (so no stray
  * .env is read); stdout/stderr appended to the store's log file.
  */
+/** BENCH_WORKERS: the service's WORKERS setting for this run (undefined = its default). */
+let serviceWorkers;
+
 function spawnService(store, port, workDir) {
   checkAborted();
   const fd = openSync(store.logFile, 'a');
   try {
     const child = spawn(process.execPath, [MAIN_JS], {
       cwd: workDir,
-      env: childEnv({ SECRET_TOKEN: store.secret, PORT: String(port), DB_URL: store.url }),
+      env: childEnv({
+        SECRET_TOKEN: store.secret,
+        PORT: String(port),
+        DB_URL: store.url,
+        ...(serviceWorkers === undefined ? {} : { WORKERS: String(serviceWorkers) }),
+      }),
       stdio: ['ignore', fd, fd],
     });
     return track(child);
@@ -904,6 +915,7 @@ async function runBenchmark() {
       threads: THREADS,
       connections: CONNECTIONS,
       goGin: goGinMode(),
+      workers: process.env.BENCH_WORKERS ? intSetting('BENCH_WORKERS', 1, 1) : undefined,
     };
   } catch (error) {
     if (error instanceof UsageError) {
@@ -912,6 +924,7 @@ async function runBenchmark() {
     }
     throw error;
   }
+  serviceWorkers = settings.workers;
   try {
     await benchmark(settings);
     await cleanup();
@@ -1196,11 +1209,14 @@ async function benchmark(settings) {
     ),
   };
 
-  writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-  mkdirSync(dirname(DOCS_FILE), { recursive: true });
-  writeFileSync(DOCS_FILE, renderMarkdown(report, stores));
+  const suffix = settings.workers === undefined ? '' : `-workers-${settings.workers}`;
+  const resultsFile = join(RESULTS_DIR, `latest${suffix}.json`);
+  const docsFile = DOCS_FILE.replace(/\.md$/, `${suffix}.md`);
+  writeFileSync(resultsFile, `${JSON.stringify(report, null, 2)}\n`);
+  mkdirSync(dirname(docsFile), { recursive: true });
+  writeFileSync(docsFile, renderMarkdown(report, stores));
   process.stdout.write(renderConsole(report, stores));
-  process.stdout.write(`\nWrote ${relative(process.cwd(), join(RESULTS_DIR, 'latest.json'))} and ${relative(process.cwd(), DOCS_FILE)}\n`);
+  process.stdout.write(`\nWrote ${relative(process.cwd(), resultsFile)} and ${relative(process.cwd(), docsFile)}\n`);
 }
 
 function summarise(rounds, warmups) {
@@ -1457,7 +1473,11 @@ page rather than editing it. Raw numbers of the last run: \`bench-results/latest
 ${[...storeLines, ...goStoreLines].join('\n')}
 
 The service is the built \`node dist/main.js\` with its default settings except \`SECRET_TOKEN\`,
-\`PORT\` and \`DB_URL\` (so \`LOG_LEVEL=info\`: one JSON log line per request, written to a file), on
+\`PORT\` and \`DB_URL\`${
+    settings.workers === undefined
+      ? ''
+      : ` and **\`WORKERS=${settings.workers}\`** (BENCH_WORKERS: ${settings.workers} node:cluster workers behind one primary; peak RSS below adds up all of its processes)`
+  } (so \`LOG_LEVEL=info\`: one JSON log line per request, written to a file), on
 a fresh store seeded with ${SEED_BOOKS} books through the API. The baseline is a bare \`node:http\`
 server in its own process that answers every request with a fixed ${Buffer.byteLength(BASELINE_BODY)}-byte book envelope.
 
