@@ -6,7 +6,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import cors from '@fastify/cors';
 import type { Logger } from 'pino';
 import { createAuthGuard, authenticationFailure } from './auth/guard.js';
-import { createLoginLimiter } from './auth/login-limiter.js';
+import { createLoginLimiter, type LoginLimiter } from './auth/login-limiter.js';
 import { registerTokenRoute } from './auth/routes.js';
 import { createCredentialsChecker, createTokenService } from './auth/tokens.js';
 import { registerBookRoutes } from './books/routes.js';
@@ -29,9 +29,11 @@ export interface AppDependencies {
   config: Readonly<Config>;
   store: BookStore;
   logger: Logger;
+  /** The failed-login limiter; one for this process unless given (cluster workers share one). */
+  loginLimiter?: LoginLimiter;
 }
 
-export async function buildApp({ config, store, logger }: AppDependencies): Promise<App> {
+export async function buildApp({ config, store, logger, loginLimiter }: AppDependencies): Promise<App> {
   const tokens = createTokenService(config.secret);
 
   const app = Fastify({
@@ -111,7 +113,7 @@ export async function buildApp({ config, store, logger }: AppDependencies): Prom
   registerTokenRoute(app, {
     tokens,
     credentials: createCredentialsChecker(config.authUsername, config.authPassword),
-    limiter: createLoginLimiter(config.loginRateLimit),
+    limiter: loginLimiter ?? createLoginLimiter(config.loginRateLimit),
   });
   registerBookRoutes(app, { store, requireToken: createAuthGuard(tokens) });
   await app.after();

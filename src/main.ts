@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
+import { createClusterLoginLimiter, serveLoginLimitToWorkers } from './auth/cluster-login-limiter.js';
 import { ConfigError, loadConfig, type Config, type LoadOptions } from './config.js';
 import { createLogger } from './logger.js';
 import type { BookStore } from './store/book-store.js';
@@ -70,6 +71,8 @@ async function migrate() {
 /** WORKERS > 1: migrate once here, then fork the workers that serve; relay signals to them. */
 async function superviseWorkers(config: Readonly<Config>, logger: Logger) {
   await (await openConfiguredStore(config, logger)).close();
+  // The failed-login limit counts across all workers, as in one process.
+  serveLoginLimitToWorkers(config.loginRateLimit);
   let stopping = false;
   const fork = () => cluster.fork();
   for (let i = 0; i < config.workers; i++) fork();
@@ -108,7 +111,9 @@ async function serve() {
   if (cluster.isPrimary && config.workers > 1) return superviseWorkers(config, logger);
 
   const store = await openConfiguredStore(config, logger);
-  const app = await buildApp({ config, store, logger });
+  // Cluster workers share one failed-login count (kept by the primary).
+  const loginLimiter = cluster.isWorker ? await createClusterLoginLimiter(config.loginRateLimit) : undefined;
+  const app = await buildApp({ config, store, logger, loginLimiter });
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {

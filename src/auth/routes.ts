@@ -39,7 +39,8 @@ export function registerTokenRoute(app: App, { tokens, credentials, limiter }: T
     async (request, reply) => {
       const { username, password } = request.body;
       if (!credentials.matches(username, password)) {
-        limiter.recordFailure(request.ip);
+        // With several workers this waits until every worker knows, so the next attempt is refused anywhere.
+        await limiter.recordFailure(request.ip);
         return reply.code(401).send(errorEnvelope(401, Messages.invalidCredentials));
       }
       let token: string;
