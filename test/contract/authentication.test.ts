@@ -1,6 +1,7 @@
-// Authentication of every protected operation: spec "Authentication" rules 2-6 and "Ordering
-// of checks", DESIGN.md "Requests" (Bearer prefix) and "Tokens" (HMAC family, exp required,
-// nbf, no leeway), with tokens forged by jose and by hand.
+// Authentication of every protected operation (docs/api.md "Authentication"): a missing or
+// empty Authorization header, the raw token or a Bearer prefix, which tokens are refused and
+// accepted (HMAC family, exp required, nbf, no leeway), and authentication before every other
+// check; with tokens forged by jose and by hand.
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   es256Token,
@@ -119,7 +120,7 @@ const REJECTED_TOKENS: [string, () => Promise<string> | string][] = [
   ['a payload that is a JSON number', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, String(futureExp()))],
   ['a payload that is JSON null', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, 'null')],
   ['a payload that is not JSON', () => hmacToken({ alg: 'HS256', typ: 'JWT' }, `exp=${futureExp()}`)],
-  // Issue 4's matrix (RFC 8725), beyond the cases above.
+  // More RFC 8725 cases, beyond the ones above.
   ['a real ES256 token (generated P-256 key)', () => es256Token({ exp: futureExp() })],
   [
     'ES256 header over an HMAC-SHA256 signature made with the secret (algorithm confusion)',
@@ -140,7 +141,7 @@ const REJECTED_TOKENS: [string, () => Promise<string> | string][] = [
   ['non-ASCII bytes in the token', async () => `${await signHmac({ exp: futureExp() })}\u00e9\u00ff`],
 ];
 
-/** Tokens the service must accept: DESIGN "Tokens" accepts the HMAC family with SECRET_TOKEN. */
+/** Tokens the service must accept: the HMAC family (HS256, HS384, HS512) signed with SECRET_TOKEN. */
 const ACCEPTED_TOKENS: [string, () => Promise<string>][] = [
   ['HS256 forged with the right secret and a future exp', () => signHmac({ exp: futureExp() }, 'HS256')],
   ['HS384 with the right secret and a future exp', () => signHmac({ exp: futureExp() }, 'HS384')],
@@ -174,13 +175,13 @@ forEachStore((kind) => {
 
     for (const operation of OPERATIONS) {
       describe(operation.name, () => {
-        it('Authentication 5: missing Authorization → 401 "Authorization token required"', async () => {
+        it('missing Authorization → 401 "Authorization token required"', async () => {
           const response = await service.client.request(operation.method, operation.rejectedPath, { body: operation.body });
           expectEnvelope(response, TOKEN_REQUIRED);
           expect(response.headers.get('content-type')).toMatch(/^application\/json/);
         });
 
-        it('Authentication 5: empty Authorization → 401 "Authorization token required"', async () => {
+        it('empty Authorization → 401 "Authorization token required"', async () => {
           const response = await service.client.request(operation.method, operation.rejectedPath, {
             token: '',
             body: operation.body,
@@ -188,15 +189,15 @@ forEachStore((kind) => {
           expectEnvelope(response, TOKEN_REQUIRED);
         });
 
-        it('Authentication 2: the raw token from POST /token is accepted', async () => {
+        it('the raw token from POST /token is accepted', async () => {
           expectSuccess(await sendAuthorized(service.client, operation, token), operation);
         });
 
-        it.each(['Bearer', 'bearer', 'BEARER', 'bEaReR'])('DESIGN: "%s <token>" is accepted', async (prefix) => {
+        it.each(['Bearer', 'bearer', 'BEARER', 'bEaReR'])('"%s <token>" is accepted', async (prefix) => {
           expectSuccess(await sendAuthorized(service.client, operation, `${prefix} ${token}`), operation);
         });
 
-        it('DESIGN: "Bearer " followed by a garbage token → 401 "Invalid token"', async () => {
+        it('"Bearer " followed by a garbage token → 401 "Invalid token"', async () => {
           const response = await service.client.request(operation.method, operation.rejectedPath, {
             token: 'Bearer garbage',
             body: operation.body,
@@ -204,7 +205,7 @@ forEachStore((kind) => {
           expectEnvelope(response, INVALID_TOKEN);
         });
 
-        it.each(REJECTED_TOKENS)('Authentication 5 / DESIGN Tokens: %s → 401 "Invalid token"', async (_name, forge) => {
+        it.each(REJECTED_TOKENS)('refused token: %s → 401 "Invalid token", raw and with the Bearer prefix', async (_name, forge) => {
           const forged = await forge();
           const response = await service.client.request(operation.method, operation.rejectedPath, {
             token: forged,
@@ -219,14 +220,14 @@ forEachStore((kind) => {
           expectEnvelope(bearer, INVALID_TOKEN);
         });
 
-        it.each(ACCEPTED_TOKENS)('DESIGN Tokens (HMAC family accepted): %s → accepted', async (_name, forge) => {
+        it.each(ACCEPTED_TOKENS)('HMAC family with the right secret: %s → accepted', async (_name, forge) => {
           expectSuccess(await sendAuthorized(service.client, operation, await forge()), operation);
         });
       });
     }
   });
 
-  describe('Ordering of checks: authentication comes before everything', () => {
+  describe('authentication comes before every other check', () => {
     const service = useService(kind);
     let bookId: string;
 
@@ -286,7 +287,7 @@ forEachStore((kind) => {
     });
   });
 
-  describe('DESIGN Tokens: no leeway, even for a token already seen', () => {
+  describe('tokens: no clock leeway, even for a token already seen', () => {
     const service = useService(kind);
 
     it('a token is accepted until its exp and refused (401 "Invalid token") once exp has passed', async () => {

@@ -1,5 +1,5 @@
-// 64-bit ids end to end (DESIGN.md "Responses": ids are 64-bit, written to JSON as exact
-// integers even above 2^53; "Requests": an :id outside the store's range is 404, never 5xx).
+// 64-bit ids end to end (docs/api.md "Ids": ids are 64-bit, written to JSON as exact integers
+// even above 2^53; an :id outside the store's range is 404, never 5xx).
 // The id generator of the service's own store is moved past 2^53 and 2^62, and the JSON text
 // is read for the exact digits (JSON.parse would round them).
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -39,7 +39,7 @@ forEachStore((kind) => {
       ['2^53 + 1', 2n ** 53n + 1n], // 9007199254740993: the first integer a double cannot hold
       ['2^62 + 1', 2n ** 62n + 1n], // 4611686018427387905
     ])(
-      'DESIGN Ids: past %s, create → read → list → update → delete by that id, exact digits in the JSON',
+      'past %s, create → read → list → update → delete by that id, exact digits in the JSON',
       async (_name, nextId) => {
         const id = nextId.toString();
         await moveIdGenerator(service.current.testStore, nextId);
@@ -85,7 +85,7 @@ forEachStore((kind) => {
       },
     );
 
-    it('DESIGN Ids: the generator keeps counting above 2^62 (next create is id + 1)', async () => {
+    it('the generator keeps counting above 2^62 (next create is id + 1)', async () => {
       const first = 2n ** 62n + 100n;
       await moveIdGenerator(service.current.testStore, first);
       const a = await service.client.request('POST', '/book', { token, body: BOOK });
@@ -94,12 +94,12 @@ forEachStore((kind) => {
       expect(idsInText(b)).toEqual([(first + 1n).toString()]);
       const list = await service.client.request('GET', '/books', { token });
       const ids = idsInText(list);
-      // Ordered by id ascending (DESIGN), compared exactly as integers.
+      // Ordered by id ascending (as GET /books always is), compared exactly as integers.
       expect(ids.map(BigInt)).toEqual([...ids.map(BigInt)].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
       expect(ids.slice(-2)).toEqual([first.toString(), (first + 1n).toString()]);
     });
 
-    describe('DESIGN Requests: ids at and beyond the 64-bit range are 404, never 5xx', () => {
+    describe('ids at and beyond the 64-bit range are 404, never 5xx', () => {
       it.each(['GET', 'PUT', 'DELETE'])('%s /book/9223372036854775807 (largest id, no such book) → 404 "Book not found"', async (method) => {
         const response = await service.client.request(method, `/book/${MAX_ID.toString()}`, {
           token,

@@ -1,6 +1,7 @@
-// POST /book: spec "POST /book" rules 1-2, General rules 1-3, Authentication 5, and
-// DESIGN.md "Requests" (book body rules, id and unknown fields ignored, JSON whatever the
-// Content-Type).
+// POST /book (docs/api.md "POST /book", "Validation", "Authentication"): a valid book → 201
+// with a new id; a body that cannot be read as a book → 400 "Invalid input", nothing stored;
+// `id` and unknown fields in the body ignored; JSON whatever the Content-Type; the envelope;
+// authentication checked before the body.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Book, expectEnvelope } from '../helpers/contract.js';
 import { forEachStore } from '../helpers/stores.js';
@@ -9,7 +10,7 @@ import { useService, type ApiResponse } from '../helpers/service.js';
 const VALID = { title: 'The Left Hand of Darkness', author: 'Ursula K. Le Guin', year: 1969 };
 const json = (value: unknown) => JSON.stringify(value);
 
-/** Bodies that cannot be read as a Book (spec rule 1 + DESIGN "Requests"), sent as raw text. */
+/** Bodies that cannot be read as a Book (docs/api.md "Validation"), sent as raw text. */
 const INVALID_BODIES: Array<[string, string]> = [
   // missing fields
   ['an empty object {}', '{}'],
@@ -79,7 +80,7 @@ forEachStore((kind) => {
       return service.client.request('GET', `/book/${id}`, { token });
     }
 
-    it('rule 2: a valid book → 201 "Book created successfully", data = the stored book incl. its new id', async () => {
+    it('a valid book → 201 "Book created successfully", data = the stored book incl. its new id', async () => {
       const before = await listBooks();
       const response = await service.client.request('POST', '/book', { token, body: VALID });
       expectEnvelope(response, 201, 'Book created successfully', { id: expect.any(Number), ...VALID });
@@ -94,7 +95,7 @@ forEachStore((kind) => {
       expect(await listBooks()).toEqual([...before, created]);
     });
 
-    it('rule 2: every create generates a new id, even for identical bodies', async () => {
+    it('every create generates a new id, even for identical bodies', async () => {
       const first = await service.client.createBook(token, VALID);
       const second = await service.client.createBook(token, VALID);
       expect(second.id).not.toBe(first.id);
@@ -109,7 +110,7 @@ forEachStore((kind) => {
       ['an id as a string "abc"', 'abc'],
       ['an id -1', -1],
       ['an id null', null],
-    ])('DESIGN: %s in the body is ignored → 201 with a service-generated id', async (_name, id) => {
+    ])('%s in the body is ignored → 201 with a service-generated id', async (_name, id) => {
       const response = await service.client.request('POST', '/book', { token, body: { id, ...VALID } });
       expectEnvelope(response, 201, 'Book created successfully', { id: expect.any(Number), ...VALID });
       const created = response.body.data as Book;
@@ -121,7 +122,7 @@ forEachStore((kind) => {
       }
     });
 
-    it('DESIGN: an id of an existing book in the body is ignored: a new book, the existing one untouched', async () => {
+    it('an id of an existing book in the body is ignored: a new book, the existing one untouched', async () => {
       const existing = await service.client.createBook(token, { title: 'Existing', author: 'Someone', year: 2000 });
       const response = await service.client.request('POST', '/book', { token, body: { ...VALID, id: existing.id } });
       expectEnvelope(response, 201, 'Book created successfully', { id: expect.any(Number), ...VALID });
@@ -129,7 +130,7 @@ forEachStore((kind) => {
       expectEnvelope(await readBook(existing.id), 200, 'Book retrieved successfully', existing);
     });
 
-    it('DESIGN: unknown fields are ignored: 201 and not stored or echoed', async () => {
+    it('unknown fields are ignored: 201 and not stored or echoed', async () => {
       const response = await service.client.request('POST', '/book', {
         token,
         body: { ...VALID, isbn: '978-0441478125', tags: ['sf'], extra: { nested: true }, createdAt: null },
@@ -149,14 +150,14 @@ forEachStore((kind) => {
       ['a 1-character title and author', { ...VALID, title: 'T', author: 'A' }],
       ['a 500-emoji title (500 characters)', { ...VALID, title: '📖'.repeat(500) }],
       ['a 500-character non-ASCII author', { ...VALID, author: 'é'.repeat(500) }],
-    ])('DESIGN: boundary value accepted: %s → 201, stored exactly', async (_name, book) => {
+    ])('boundary value accepted: %s → 201, stored exactly', async (_name, book) => {
       const response = await service.client.request('POST', '/book', { token, body: book });
       expectEnvelope(response, 201, 'Book created successfully', { id: expect.any(Number), ...book });
       const created = response.body.data as Book;
       expectEnvelope(await readBook(created.id), 200, 'Book retrieved successfully', created);
     });
 
-    it.each(INVALID_BODIES)('rule 1: %s → 400 "Invalid input", nothing stored', async (_name, body) => {
+    it.each(INVALID_BODIES)('%s → 400 "Invalid input", nothing stored', async (_name, body) => {
       const before = await listBooks();
       const response = await service.client.request('POST', '/book', {
         token,
@@ -167,7 +168,7 @@ forEachStore((kind) => {
       expect(await listBooks()).toEqual(before);
     });
 
-    it('rule 1: no body and no Content-Type at all → 400 "Invalid input", nothing stored', async () => {
+    it('no body and no Content-Type at all → 400 "Invalid input", nothing stored', async () => {
       const before = await listBooks();
       const response = await service.client.request('POST', '/book', { token });
       expectEnvelope(response, 400, 'Invalid input', null);
@@ -186,7 +187,7 @@ forEachStore((kind) => {
       ['leading/trailing white space and inner newlines', '  Dune\n\tMessiah  '],
       ['control characters other than NUL', 'bell\u0007 escape\u001b del\u007f'],
       ['zero-width and BOM characters', 'zero\u200bwidth\ufeffbom'],
-    ])('DESIGN: a %s title and author round-trip exactly (create, read, list)', async (_name, text) => {
+    ])('a %s title and author round-trip exactly (create, read, list)', async (_name, text) => {
       const book = { title: text, author: `${text} (author)`, year: 2024 };
       const response = await service.client.request('POST', '/book', { token, body: book });
       expectEnvelope(response, 201, 'Book created successfully', { id: expect.any(Number), ...book });
@@ -195,7 +196,7 @@ forEachStore((kind) => {
       expect((await listBooks()).find((listed) => listed.id === created.id)).toEqual({ id: created.id, ...book });
     });
 
-    it('General rule 1 / DESIGN: a body without a Content-Type header is still parsed as JSON → 201', async () => {
+    it('a body without a Content-Type header is still parsed as JSON → 201', async () => {
       // A Uint8Array body makes fetch send no Content-Type at all.
       const response = await fetch(`${service.current.baseUrl}/book`, {
         method: 'POST',
@@ -210,7 +211,7 @@ forEachStore((kind) => {
       expectEnvelope(await readBook(created.id), 200, 'Book retrieved successfully', created);
     });
 
-    it('DESIGN: a body sent as text/plain is still parsed as JSON → 201', async () => {
+    it('a body sent as text/plain is still parsed as JSON → 201', async () => {
       const response = await service.client.request('POST', '/book', {
         token,
         body: JSON.stringify(VALID),
@@ -219,7 +220,7 @@ forEachStore((kind) => {
       expectEnvelope(response, 201, 'Book created successfully', { id: expect.any(Number), ...VALID });
     });
 
-    it('DESIGN: a body without Content-Type that is not valid JSON → 400 "Invalid input", nothing stored', async () => {
+    it('a body without Content-Type that is not valid JSON → 400 "Invalid input", nothing stored', async () => {
       const before = await listBooks();
       const response = await fetch(`${service.current.baseUrl}/book`, {
         method: 'POST',
@@ -231,28 +232,28 @@ forEachStore((kind) => {
       expect(await listBooks()).toEqual(before);
     });
 
-    it('Authentication 5: no Authorization header → 401 "Authorization token required", nothing stored', async () => {
+    it('no Authorization header → 401 "Authorization token required", nothing stored', async () => {
       const before = await listBooks();
       const response = await service.client.request('POST', '/book', { body: VALID });
       expectEnvelope(response, 401, 'Authorization token required', null);
       expect(await listBooks()).toEqual(before);
     });
 
-    it('Authentication 5: an empty Authorization header → 401 "Authorization token required", nothing stored', async () => {
+    it('an empty Authorization header → 401 "Authorization token required", nothing stored', async () => {
       const before = await listBooks();
       const response = await service.client.request('POST', '/book', { token: '', body: VALID });
       expectEnvelope(response, 401, 'Authorization token required', null);
       expect(await listBooks()).toEqual(before);
     });
 
-    it('Authentication 5: a malformed token → 401 "Invalid token", nothing stored', async () => {
+    it('a malformed token → 401 "Invalid token", nothing stored', async () => {
       const before = await listBooks();
       const response = await service.client.request('POST', '/book', { token: 'not-a-jwt', body: VALID });
       expectEnvelope(response, 401, 'Invalid token', null);
       expect(await listBooks()).toEqual(before);
     });
 
-    it('Ordering of checks: authentication comes before the body check (no token + invalid body → 401)', async () => {
+    it('authentication comes before the body check (no token + invalid body → 401)', async () => {
       const before = await listBooks();
       const response = await service.client.request('POST', '/book', {
         body: '{"title":',

@@ -1,6 +1,6 @@
-// DELETE /book/:id: spec "DELETE /book/<book_id>" rules 1-2, Authentication 5, "Ordering of
-// checks", and DESIGN.md (a never-existing id → 404 "Book not found"; invalid ids → 404;
-// ids are never reused after a delete).
+// DELETE /book/:id (docs/api.md "DELETE /book/:id", "Authentication", "Ids"): an existing book
+// is deleted; a second delete, a never-existing id and an invalid id → 404 "Book not found";
+// authentication is checked before the id; ids are never reused after a delete.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Book, expectEnvelope, INVALID_IDS } from '../helpers/contract.js';
 import { forEachStore } from '../helpers/stores.js';
@@ -36,21 +36,21 @@ forEachStore((kind) => {
       expectEnvelope(await read(book.id), 200, 'Book retrieved successfully', book);
     }
 
-    it('rule 1: an existing book → 200 "Book deleted successfully", data null', async () => {
+    it('an existing book → 200 "Book deleted successfully", data null', async () => {
       const book = await newBook();
       const response = await del(book.id);
       expectEnvelope(response, 200, 'Book deleted successfully', null);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     });
 
-    it('rule 1: a later read of that id → 404 "Book not found"; the list no longer has it', async () => {
+    it('after a delete, reading that id → 404 "Book not found"; the list no longer has it', async () => {
       const book = await newBook();
       expectEnvelope(await del(book.id), 200, 'Book deleted successfully', null);
       expectEnvelope(await read(book.id), 404, 'Book not found', null);
       expect((await listBooks()).some((listed) => listed.id === book.id)).toBe(false);
     });
 
-    it('rule 1: a later update of that id → 404 "Book not found", and it stays gone', async () => {
+    it('after a delete, updating that id → 404 "Book not found", and it stays gone', async () => {
       const book = await newBook();
       expectEnvelope(await del(book.id), 200, 'Book deleted successfully', null);
       const response = await service.client.request('PUT', `/book/${book.id}`, { token, body: { title: 'Resurrected' } });
@@ -58,7 +58,7 @@ forEachStore((kind) => {
       expectEnvelope(await read(book.id), 404, 'Book not found', null);
     });
 
-    it('rule 1: deleting one book leaves the others, in order, unchanged', async () => {
+    it('deleting one book leaves the others, in order, unchanged', async () => {
       const before = await newBook('Before');
       const victim = await newBook('Victim');
       const after = await newBook('After');
@@ -69,13 +69,13 @@ forEachStore((kind) => {
       await expectStored(after);
     });
 
-    it('rule 2: a second delete of the same id → 404 "Book not found"', async () => {
+    it('a second delete of the same id → 404 "Book not found"', async () => {
       const book = await newBook();
       expectEnvelope(await del(book.id), 200, 'Book deleted successfully', null);
       expectEnvelope(await del(book.id), 404, 'Book not found', null);
     });
 
-    it('DESIGN: an id that never existed → 404 "Book not found", nothing deleted', async () => {
+    it('an id that never existed → 404 "Book not found", nothing deleted', async () => {
       await newBook();
       const before = await listBooks();
       const neverUsed = Math.max(...before.map((book) => book.id)) + 1000;
@@ -83,13 +83,13 @@ forEachStore((kind) => {
       expect(await listBooks()).toEqual(before);
     });
 
-    it('DESIGN: the largest 64-bit id 2^63-1 (valid, no such book) → 404 "Book not found"', async () => {
+    it('the largest 64-bit id 2^63-1 (valid, no such book) → 404 "Book not found"', async () => {
       const before = await listBooks();
       expectEnvelope(await del('9223372036854775807'), 404, 'Book not found', null);
       expect(await listBooks()).toEqual(before);
     });
 
-    it('DESIGN: ids are not reused: create, delete the highest id, create again → a new, higher id', async () => {
+    it('ids are not reused: create, delete the highest id, create again → a new, higher id', async () => {
       const first = await newBook('First incarnation');
       expect(Math.max(...(await listBooks()).map((book) => book.id))).toBe(first.id);
       expectEnvelope(await del(first.id), 200, 'Book deleted successfully', null);
@@ -100,7 +100,7 @@ forEachStore((kind) => {
       await expectStored(second);
     });
 
-    it('DESIGN: ids are not reused even after the highest ids are deleted repeatedly', async () => {
+    it('ids are not reused even after the highest ids are deleted repeatedly', async () => {
       const seen = new Set<number>();
       for (let i = 0; i < 3; i++) {
         const book = await newBook(`Round ${i}`);
@@ -111,7 +111,7 @@ forEachStore((kind) => {
       for (const id of seen) expectEnvelope(await read(id), 404, 'Book not found', null);
     });
 
-    it.each(INVALID_IDS)('DESIGN: invalid id (%s) → 404 "Book not found", nothing deleted', async (_name, makeId) => {
+    it.each(INVALID_IDS)('invalid id (%s) → 404 "Book not found", nothing deleted', async (_name, makeId) => {
       const book = await newBook();
       const before = await listBooks();
       expectEnvelope(await del(makeId(book.id)), 404, 'Book not found', null);
@@ -120,7 +120,7 @@ forEachStore((kind) => {
     });
 
     it.each(INVALID_IDS)(
-      'Ordering of checks: invalid id (%s) without a token → 401 "Authorization token required"',
+      'authentication before the id check: invalid id (%s) without a token → 401 "Authorization token required"',
       async (_name, makeId) => {
         const book = await newBook();
         expectEnvelope(await del(makeId(book.id), null), 401, 'Authorization token required', null);
@@ -128,25 +128,25 @@ forEachStore((kind) => {
       },
     );
 
-    it('Authentication 5: an existing book without a token → 401 "Authorization token required", not deleted', async () => {
+    it('an existing book without a token → 401 "Authorization token required", not deleted', async () => {
       const book = await newBook();
       expectEnvelope(await del(book.id, null), 401, 'Authorization token required', null);
       await expectStored(book);
     });
 
-    it('Authentication 5: an existing book with an empty Authorization header → 401 "Authorization token required", not deleted', async () => {
+    it('an existing book with an empty Authorization header → 401 "Authorization token required", not deleted', async () => {
       const book = await newBook();
       expectEnvelope(await del(book.id, ''), 401, 'Authorization token required', null);
       await expectStored(book);
     });
 
-    it('Authentication 5: an existing book with a malformed token → 401 "Invalid token", not deleted', async () => {
+    it('an existing book with a malformed token → 401 "Invalid token", not deleted', async () => {
       const book = await newBook();
       expectEnvelope(await del(book.id, 'not-a-jwt'), 401, 'Invalid token', null);
       await expectStored(book);
     });
 
-    it('Ordering of checks: auth before 404: a never-existing id without a token → 401 "Authorization token required"', async () => {
+    it('authentication before 404: a never-existing id without a token → 401 "Authorization token required"', async () => {
       const neverUsed = Math.max(0, ...(await listBooks()).map((book) => book.id)) + 1000;
       expectEnvelope(await del(neverUsed, null), 401, 'Authorization token required', null);
     });
@@ -155,7 +155,7 @@ forEachStore((kind) => {
   describe('DELETE /book/:id on a fresh store', () => {
     const service = useService(kind);
 
-    it('DESIGN: ids are not reused: the only book deleted, then a new one → a different id; the store is empty in between', async () => {
+    it('ids are not reused: the only book deleted, then a new one → a different id; the store is empty in between', async () => {
       const token = await service.client.token();
       const first = await service.client.createBook(token, { title: 'Only', author: 'One', year: 2000 });
       expectEnvelope(await service.client.request('DELETE', `/book/${first.id}`, { token }), 200, 'Book deleted successfully', null);

@@ -1,6 +1,7 @@
-// The response envelope on every path, including the ones the spec does not list: general
-// rules 2-3, DESIGN.md "Responses" (404 Route not found, 405 with Allow, 413), "Requests"
-// (body limit, undecodable :id after authentication, JSON parsing) and the response headers.
+// The response envelope on every path, including paths that are not API endpoints (README "API";
+// docs/api.md "Errors"): every answer is the JSON envelope with HTTP status == body.status;
+// 404 "Route not found", 405 with Allow, 413 over the 1 MiB body limit, an undecodable :id
+// after authentication, JSON parsing, and the response headers.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { forEachStore } from '../helpers/stores.js';
 import { TEST_PASSWORD, TEST_USERNAME, useService, type ApiResponse } from '../helpers/service.js';
@@ -44,7 +45,7 @@ forEachStore((kind) => {
       return (response.body.data as unknown[]).length;
     }
 
-    describe('DESIGN Responses: unknown routes → 404 "Route not found"', () => {
+    describe('unknown routes → 404 "Route not found"', () => {
       it.each([
         ['GET', '/nope'],
         ['GET', '/books/extra'],
@@ -62,7 +63,7 @@ forEachStore((kind) => {
       });
     });
 
-    describe('DESIGN Responses: a wrong method on an existing path → 405 "Method not allowed" with Allow', () => {
+    describe('a wrong method on an existing path → 405 "Method not allowed" with Allow', () => {
       it.each([
         ['PATCH', '/book/1', ['DELETE', 'GET', 'HEAD', 'PUT']],
         ['POST', '/book/1', ['DELETE', 'GET', 'HEAD', 'PUT']],
@@ -82,7 +83,7 @@ forEachStore((kind) => {
       });
     });
 
-    describe('DESIGN Requests: body size limit 1 MiB → 413 "Request body too large"', () => {
+    describe('body size limit 1 MiB → 413 "Request body too large"', () => {
       it('POST /book with a body over 1 MiB and a valid token → 413', async () => {
         const before = await bookCount();
         const response = await service.client.request('POST', '/book', {
@@ -156,7 +157,7 @@ forEachStore((kind) => {
       });
     });
 
-    describe('general rules 2-3: every response is the JSON envelope, HTTP status == body.status, nosniff', () => {
+    describe('every response is the JSON envelope, HTTP status == body.status, nosniff', () => {
       const requests: [string, string, string, () => { token?: string; body?: unknown; headers?: Record<string, string> }, number][] = [
         ['POST /token success', 'POST', '/token', () => ({ body: { username: TEST_USERNAME, password: TEST_PASSWORD } }), 200],
         ['POST /token bad payload', 'POST', '/token', () => ({ body: '{', headers: { 'content-type': 'application/json' } }), 400],
@@ -210,7 +211,7 @@ forEachStore((kind) => {
       });
     });
 
-    describe('DESIGN Requests: an undecodable :id (/book/%zz) is authenticated first, then 404', () => {
+    describe('an undecodable :id (/book/%zz) is authenticated first, then 404', () => {
       it.each(['GET', 'PUT', 'DELETE'])('%s /book/%%zz with a token → 404 "Book not found"', async (method) => {
         const response = await service.client.request(method, '/book/%zz', {
           token,
@@ -237,7 +238,7 @@ forEachStore((kind) => {
       });
     });
 
-    describe('POST /book rule 1 / PUT rule 2: prototype-poisoning bodies cannot be read', () => {
+    describe('POST /book and PUT /book/:id: prototype-poisoning bodies cannot be read as a book', () => {
       it.each([
         ['__proto__', '{"__proto__":{"x":1},"title":"a","author":"b","year":1}'],
         ['constructor.prototype', '{"constructor":{"prototype":{"x":1}},"title":"a","author":"b","year":1}'],

@@ -1,6 +1,7 @@
-// GET /book/:id: spec "GET /book/<book_id>" rules 1-2, Authentication 5, "Ordering of
-// checks" (authentication first), and DESIGN.md "Requests" (`:id` that is not a positive
-// decimal integer within the id range → 404 "Book not found", after authentication, never 5xx).
+// GET /book/:id (docs/api.md "GET /book/:id", "Authentication", "Ids"): an existing id → the
+// book, an id no book has → 404 "Book not found", authentication checked first, and an `:id`
+// that is not a positive decimal integer within the id range → 404 "Book not found", after
+// authentication, never 5xx.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Book, expectEnvelope, INVALID_IDS } from '../helpers/contract.js';
 import { forEachStore } from '../helpers/stores.js';
@@ -23,63 +24,63 @@ forEachStore((kind) => {
       return service.client.request('GET', `/book/${path}`, auth === null ? {} : { token: auth });
     }
 
-    it('rule 2: an existing id → 200 "Book retrieved successfully", data = the book', async () => {
+    it('an existing id → 200 "Book retrieved successfully", data = the book', async () => {
       const response = await read(String(book.id));
       expectEnvelope(response, 200, 'Book retrieved successfully', book);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     });
 
-    it('rule 2: each id returns its own book', async () => {
+    it('each id returns its own book', async () => {
       expectEnvelope(await read(String(other.id)), 200, 'Book retrieved successfully', other);
       expectEnvelope(await read(String(book.id)), 200, 'Book retrieved successfully', book);
     });
 
-    it('rule 2: the returned book has exactly id, title, author, year', async () => {
+    it('the returned book has exactly id, title, author, year', async () => {
       const response = await read(String(book.id));
       expect(Object.keys(response.body.data as object).sort()).toEqual(['author', 'id', 'title', 'year']);
       expect(Number.isInteger((response.body.data as Book).id)).toBe(true);
     });
 
-    it('spec "No query parameters": query parameters are ignored', async () => {
+    it('query parameters are not defined and are ignored', async () => {
       expectEnvelope(await read(`${book.id}?id=${other.id}&fields=title`), 200, 'Book retrieved successfully', book);
     });
 
-    it('rule 1: an id that no book has → 404 "Book not found"', async () => {
+    it('an id that no book has → 404 "Book not found"', async () => {
       expectEnvelope(await read(String(Math.max(book.id, other.id) + 1000)), 404, 'Book not found', null);
     });
 
-    it('rule 1: the largest 64-bit id 2^63-1 (valid, no such book) → 404 "Book not found"', async () => {
+    it('the largest 64-bit id 2^63-1 (valid, no such book) → 404 "Book not found"', async () => {
       expectEnvelope(await read('9223372036854775807'), 404, 'Book not found', null);
     });
 
-    it.each(INVALID_IDS)('DESIGN: invalid id (%s) → 404 "Book not found"', async (_name, makeId) => {
+    it.each(INVALID_IDS)('invalid id (%s) → 404 "Book not found"', async (_name, makeId) => {
       expectEnvelope(await read(makeId(book.id)), 404, 'Book not found', null);
     });
 
     it.each(INVALID_IDS)(
-      'Ordering of checks: invalid id (%s) without a token → 401 "Authorization token required"',
+      'authentication before the id check: invalid id (%s) without a token → 401 "Authorization token required"',
       async (_name, makeId) => {
         expectEnvelope(await read(makeId(book.id), null), 401, 'Authorization token required', null);
       },
     );
 
-    it.each(INVALID_IDS)('Ordering of checks: invalid id (%s) with a malformed token → 401 "Invalid token"', async (_name, makeId) => {
+    it.each(INVALID_IDS)('authentication before the id check: invalid id (%s) with a malformed token → 401 "Invalid token"', async (_name, makeId) => {
       expectEnvelope(await read(makeId(book.id), 'garbage'), 401, 'Invalid token', null);
     });
 
-    it('Ordering of checks: a missing id without a token → 401 "Authorization token required", not 404', async () => {
+    it('authentication before 404: a missing id without a token → 401 "Authorization token required", not 404', async () => {
       expectEnvelope(await read(String(Math.max(book.id, other.id) + 1000), null), 401, 'Authorization token required', null);
     });
 
-    it('Authentication 5: an existing id without a token → 401 "Authorization token required", no book leaked', async () => {
+    it('an existing id without a token → 401 "Authorization token required", no book leaked', async () => {
       expectEnvelope(await read(String(book.id), null), 401, 'Authorization token required', null);
     });
 
-    it('Authentication 5: an existing id with an empty Authorization header → 401 "Authorization token required"', async () => {
+    it('an existing id with an empty Authorization header → 401 "Authorization token required"', async () => {
       expectEnvelope(await read(String(book.id), ''), 401, 'Authorization token required', null);
     });
 
-    it('Authentication 5: an existing id with a malformed token → 401 "Invalid token"', async () => {
+    it('an existing id with a malformed token → 401 "Invalid token"', async () => {
       expectEnvelope(await read(String(book.id), 'not-a-jwt'), 401, 'Invalid token', null);
     });
   });

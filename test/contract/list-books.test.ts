@@ -1,5 +1,5 @@
-// GET /books: spec "GET /books" rule 1, "No query parameters are defined", Authentication 5,
-// and DESIGN.md "Responses" (ordered by id ascending; [] when there are none).
+// GET /books (docs/api.md "GET /books", "Authentication"): every stored book, ordered by id
+// ascending, [] when there are none; no query parameters are defined, so any are ignored.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Book, expectEnvelope } from '../helpers/contract.js';
 import { forEachStore } from '../helpers/stores.js';
@@ -27,18 +27,18 @@ forEachStore((kind) => {
       token = await service.client.token();
     });
 
-    it('DESIGN: no books → 200 "Books retrieved successfully" with data = []', async () => {
+    it('no books → 200 "Books retrieved successfully" with data = []', async () => {
       const response = await service.client.request('GET', '/books', { token });
       expectEnvelope(response, 200, 'Books retrieved successfully', []);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     });
 
-    it.each(QUERY_STRINGS)('spec "No query parameters": %s is ignored → still data = []', async (query) => {
+    it.each(QUERY_STRINGS)('query parameters are not defined: %s is ignored → still data = []', async (query) => {
       const response = await service.client.request('GET', `/books${query}`, { token });
       expectEnvelope(response, 200, 'Books retrieved successfully', []);
     });
 
-    it('Authentication 5: no token on an empty store → 401 "Authorization token required"', async () => {
+    it('no token on an empty store → 401 "Authorization token required"', async () => {
       const response = await service.client.request('GET', '/books');
       expectEnvelope(response, 401, 'Authorization token required', null);
     });
@@ -69,7 +69,7 @@ forEachStore((kind) => {
       return service.client.request('GET', `/books${query}`, { token });
     }
 
-    it('rule 1 / DESIGN: every stored book, exactly as stored, ordered by id ascending', async () => {
+    it('every stored book, exactly as stored, ordered by id ascending', async () => {
       const response = await list();
       expectEnvelope(response, 200, 'Books retrieved successfully', [...expected.values()].sort(byId));
       const ids = (response.body.data as Book[]).map((book) => book.id);
@@ -77,7 +77,7 @@ forEachStore((kind) => {
       expect(new Set(ids).size).toBe(ids.length);
     });
 
-    it('rule 1: each listed book is the same as GET /book/:id returns', async () => {
+    it('each listed book is the same as GET /book/:id returns', async () => {
       const books = (await list()).body.data as Book[];
       for (const book of books) {
         const response = await service.client.request('GET', `/book/${book.id}`, { token });
@@ -85,7 +85,7 @@ forEachStore((kind) => {
       }
     });
 
-    it('DESIGN: still ordered by id ascending after updates, deletes and new creates', async () => {
+    it('still ordered by id ascending after updates, deletes and new creates', async () => {
       const ids = [...expected.keys()].sort((a, b) => a - b);
       const [first, second, third] = ids as [number, number, number];
 
@@ -107,13 +107,13 @@ forEachStore((kind) => {
       expectEnvelope(await list(), 200, 'Books retrieved successfully', [...expected.values()].sort(byId));
     });
 
-    it.each(QUERY_STRINGS)('spec "No query parameters": %s is ignored → the same full list', async (query) => {
+    it.each(QUERY_STRINGS)('query parameters are not defined: %s is ignored → the same full list', async (query) => {
       const plain = await list();
       expectEnvelope(plain, 200, 'Books retrieved successfully', [...expected.values()].sort(byId));
       expectEnvelope(await list(query), 200, 'Books retrieved successfully', plain.body.data);
     });
 
-    it('rule 1: a book created afterwards appears in the list, last (highest id)', async () => {
+    it('a book created afterwards appears in the list, last (highest id)', async () => {
       const created = await service.client.createBook(token, { title: 'Newest', author: 'Late Comer', year: 2025 });
       expected.set(created.id, created);
       const response = await list();
@@ -121,29 +121,29 @@ forEachStore((kind) => {
       expect((response.body.data as Book[]).at(-1)).toEqual(created);
     });
 
-    it('Authentication 5: no Authorization header → 401 "Authorization token required", no books leaked', async () => {
+    it('no Authorization header → 401 "Authorization token required", no books leaked', async () => {
       const response = await service.client.request('GET', '/books');
       expectEnvelope(response, 401, 'Authorization token required', null);
     });
 
-    it('Authentication 5: an empty Authorization header → 401 "Authorization token required"', async () => {
+    it('an empty Authorization header → 401 "Authorization token required"', async () => {
       const response = await service.client.request('GET', '/books', { token: '' });
       expectEnvelope(response, 401, 'Authorization token required', null);
     });
 
-    it('Authentication 5: a malformed token → 401 "Invalid token"', async () => {
+    it('a malformed token → 401 "Invalid token"', async () => {
       const response = await service.client.request('GET', '/books', { token: 'not.a.jwt' });
       expectEnvelope(response, 401, 'Invalid token', null);
     });
 
-    it('Authentication 5: a token with a tampered signature → 401 "Invalid token"', async () => {
+    it('a token with a tampered signature → 401 "Invalid token"', async () => {
       const [header, payload, signature] = token.split('.') as [string, string, string];
       const flipped = `${signature.startsWith('A') ? 'B' : 'A'}${signature.slice(1)}`;
       const response = await service.client.request('GET', '/books', { token: `${header}.${payload}.${flipped}` });
       expectEnvelope(response, 401, 'Invalid token', null);
     });
 
-    it('Authentication 5: query parameters do not bypass authentication', async () => {
+    it('query parameters do not bypass authentication', async () => {
       const response = await service.client.request('GET', '/books?token=x&authorization=y');
       expectEnvelope(response, 401, 'Authorization token required', null);
     });

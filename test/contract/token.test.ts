@@ -1,5 +1,6 @@
-// POST /token: spec "POST /token" rules 1-4, the token properties (Authentication 3) and
-// the failed-login limit (DESIGN.md "Failed logins").
+// POST /token (docs/api.md "POST /token", "Authentication"): correct credentials → a token,
+// wrong ones → 401, an unreadable payload → 400; the token's properties (HS256, the only claim
+// exp, 15 minutes) and the failed-login limit (README "Security").
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { forEachStore } from '../helpers/stores.js';
@@ -9,7 +10,7 @@ forEachStore((kind) => {
   describe('POST /token', () => {
     const service = useService(kind);
 
-    it('rule 4: correct credentials → 200 "Token generated successfully" with data.token', async () => {
+    it('correct credentials → 200 "Token generated successfully" with data.token', async () => {
       const response = await service.client.request('POST', '/token', {
         body: { username: TEST_USERNAME, password: TEST_PASSWORD },
       });
@@ -23,7 +24,7 @@ forEachStore((kind) => {
       expect(response.headers.get('cache-control')).toBe('no-store');
     });
 
-    it('Authentication 3: HS256, signed with SECRET_TOKEN, only claim exp = issue + 900 s', async () => {
+    it('the token is HS256, signed with SECRET_TOKEN, and its only claim is exp = time of issue + 900 s', async () => {
       const before = Math.floor(Date.now() / 1000);
       const token = await service.client.token();
       const after = Math.floor(Date.now() / 1000);
@@ -35,7 +36,7 @@ forEachStore((kind) => {
       expect(Number.isInteger(decodeJwt(token).exp)).toBe(true);
     });
 
-    it('rule 2: wrong password → 401 "Invalid credentials"', async () => {
+    it('wrong password → 401 "Invalid credentials"', async () => {
       const response = await service.client.request('POST', '/token', {
         body: { username: TEST_USERNAME, password: 'wrong' },
       });
@@ -43,7 +44,7 @@ forEachStore((kind) => {
       expect(response.body).toEqual({ status: 401, message: 'Invalid credentials', data: null });
     });
 
-    it('rule 2: wrong username → 401 "Invalid credentials"', async () => {
+    it('wrong username → 401 "Invalid credentials"', async () => {
       const response = await service.client.request('POST', '/token', {
         body: { username: 'someone', password: TEST_PASSWORD },
       });
@@ -60,7 +61,7 @@ forEachStore((kind) => {
       ['a missing username', JSON.stringify({ password: TEST_PASSWORD })],
       ['a numeric password', JSON.stringify({ username: TEST_USERNAME, password: 1234 })],
       ['a null username', JSON.stringify({ username: null, password: TEST_PASSWORD })],
-    ])('rule 1: %s → 400 "Invalid request payload"', async (_name, body) => {
+    ])('%s → 400 "Invalid request payload"', async (_name, body) => {
       const response = await service.client.request('POST', '/token', {
         body,
         headers: { 'content-type': 'application/json' },
@@ -69,7 +70,7 @@ forEachStore((kind) => {
       expect(response.body).toEqual({ status: 400, message: 'Invalid request payload', data: null });
     });
 
-    it('DESIGN: a body without Content-Type is still parsed as JSON', async () => {
+    it('a body without Content-Type is still parsed as JSON', async () => {
       const response = await fetch(`${service.current.baseUrl}/token`, {
         method: 'POST',
         body: new TextEncoder().encode(JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD })),
@@ -77,7 +78,7 @@ forEachStore((kind) => {
       expect(response.status).toBe(200);
     });
 
-    it('DESIGN: a body sent as text/plain is still parsed as JSON', async () => {
+    it('a body sent as text/plain is still parsed as JSON', async () => {
       const response = await service.client.request('POST', '/token', {
         body: JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }),
         headers: { 'content-type': 'text/plain' },

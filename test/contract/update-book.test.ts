@@ -1,6 +1,7 @@
-// PUT /book/:id: spec "PUT /book/<book_id>" rules 1-4, "Ordering of checks" (authentication,
-// then existence 404, then body 400), Authentication 5, and DESIGN.md "Requests" (any subset
-// of the fields, `{}` is a no-op, `id` in the body never changes the id, invalid ids → 404).
+// PUT /book/:id (docs/api.md "PUT /book/:id", "Validation", "Authentication", "Ids"): full and
+// partial updates (any subset of the fields, absent fields keep their values, `{}` is a no-op,
+// `id` in the body never changes the id), unreadable bodies → 400, missing and invalid ids →
+// 404, and the order of checks: authentication, then existence 404, then body 400.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Book, expectEnvelope, INVALID_IDS } from '../helpers/contract.js';
 import { forEachStore } from '../helpers/stores.js';
@@ -8,7 +9,7 @@ import { useService, type ApiResponse } from '../helpers/service.js';
 
 const json = (value: unknown) => JSON.stringify(value);
 
-/** Bodies that cannot be applied onto a book (spec rule 2 + DESIGN "Requests"), sent as raw text. */
+/** Bodies that cannot be applied onto a book (docs/api.md "Validation"), sent as raw text. */
 const INVALID_BODIES: Array<[string, string]> = [
   ['an empty title ""', json({ title: '' })],
   ['an empty author ""', json({ author: '' })],
@@ -70,7 +71,7 @@ forEachStore((kind) => {
       return Math.max(0, ...ids) + 1000;
     }
 
-    it('rule 4: a full update → 200 "Book updated successfully", data = the updated book, saved', async () => {
+    it('a full update → 200 "Book updated successfully", data = the updated book, saved', async () => {
       const book = await newBook();
       const changes = { title: 'The Invincible', author: 'S. Lem', year: 1964 };
       const response = await put(book.id, changes);
@@ -85,14 +86,14 @@ forEachStore((kind) => {
       ['only year', { year: 1986 }],
       ['title and year', { title: 'Eden', year: 1959 }],
       ['author and year', { author: 'Another', year: -44 }],
-    ])('rule 3: a partial update with %s keeps the absent fields', async (_name, changes) => {
+    ])('a partial update with %s keeps the absent fields', async (_name, changes) => {
       const book = await newBook();
       const expected = { ...book, ...changes };
       expectEnvelope(await put(book.id, changes), 200, 'Book updated successfully', expected);
       await expectStored(expected);
     });
 
-    it('rule 3: successive partial updates accumulate', async () => {
+    it('successive partial updates accumulate', async () => {
       const book = await newBook();
       expect((await put(book.id, { title: 'Step 1' })).status).toBe(200);
       expect((await put(book.id, { author: 'Step 2' })).status).toBe(200);
@@ -105,20 +106,20 @@ forEachStore((kind) => {
       await expectStored({ id: book.id, title: 'Step 1', author: 'Step 2', year: 2002 });
     });
 
-    it('DESIGN: {} is a valid no-op update → 200 "Book updated successfully", book unchanged', async () => {
+    it('{} is a valid no-op update → 200 "Book updated successfully", book unchanged', async () => {
       const book = await newBook();
       expectEnvelope(await put(book.id, {}), 200, 'Book updated successfully', book);
       await expectStored(book);
     });
 
-    it('DESIGN: setting fields to their current values → 200, book unchanged', async () => {
+    it('setting fields to their current values → 200, book unchanged', async () => {
       const book = await newBook();
       const { id: _id, ...fields } = book;
       expectEnvelope(await put(book.id, fields), 200, 'Book updated successfully', book);
       await expectStored(book);
     });
 
-    it('DESIGN: id in the body (a free id) never changes the id; the other fields are applied', async () => {
+    it('id in the body (a free id) never changes the id; the other fields are applied', async () => {
       const book = await newBook();
       const freeId = (await missingId()) + 1;
       const response = await put(book.id, { id: freeId, title: 'Renamed' });
@@ -127,7 +128,7 @@ forEachStore((kind) => {
       expectEnvelope(await service.client.request('GET', `/book/${freeId}`, { token }), 404, 'Book not found', null);
     });
 
-    it('DESIGN: id in the body (another existing book) never changes the id; the other book is untouched', async () => {
+    it('id in the body (another existing book) never changes the id; the other book is untouched', async () => {
       const book = await newBook('Target');
       const other = await newBook('Bystander');
       const response = await put(book.id, { id: other.id, year: 1999 });
@@ -140,13 +141,13 @@ forEachStore((kind) => {
       ['a string "abc"', 'abc'],
       ['null', null],
       ['-1', -1],
-    ])('DESIGN: id %s alone in the body is ignored → 200 no-op', async (_name, id) => {
+    ])('id %s alone in the body is ignored → 200 no-op', async (_name, id) => {
       const book = await newBook();
       expectEnvelope(await put(book.id, { id }), 200, 'Book updated successfully', book);
       await expectStored(book);
     });
 
-    it('DESIGN: unknown fields are ignored: not stored or echoed', async () => {
+    it('unknown fields are ignored: not stored or echoed', async () => {
       const book = await newBook();
       const response = await put(book.id, { title: 'His Master’s Voice', isbn: '123', extra: { nested: [1] } });
       expectEnvelope(response, 200, 'Book updated successfully', { ...book, title: 'His Master’s Voice' });
@@ -161,7 +162,7 @@ forEachStore((kind) => {
       ['a 500-character author', { author: 'a'.repeat(500) }],
       ['a 1-character title', { title: 'T' }],
       ['a 500-emoji title (500 characters)', { title: '📖'.repeat(500) }],
-    ])('DESIGN: boundary value accepted: %s → 200, stored exactly', async (_name, changes) => {
+    ])('boundary value accepted: %s → 200, stored exactly', async (_name, changes) => {
       const book = await newBook();
       expectEnvelope(await put(book.id, changes), 200, 'Book updated successfully', { ...book, ...changes });
       await expectStored({ ...book, ...changes });
@@ -172,20 +173,20 @@ forEachStore((kind) => {
       ['a combining accent (not normalized)', 'Cafe\u0301'],
       ['leading/trailing white space', '  spaced out  '],
       ['quotes and backslashes', `"q" 'q' \\ /`],
-    ])('DESIGN: a %s title round-trips exactly through an update', async (_name, title) => {
+    ])('a %s title round-trips exactly through an update', async (_name, title) => {
       const book = await newBook();
       expectEnvelope(await put(book.id, { title }), 200, 'Book updated successfully', { ...book, title });
       await expectStored({ ...book, title });
     });
 
-    it('rule 4: updating one book leaves the others unchanged', async () => {
+    it('updating one book leaves the others unchanged', async () => {
       const book = await newBook('Changed one');
       const other = await newBook('Untouched one');
       expect((await put(book.id, { title: 'New', author: 'New', year: 1 })).status).toBe(200);
       await expectStored(other);
     });
 
-    it('General rule 1 / DESIGN: a body without a Content-Type header is still parsed as JSON → 200', async () => {
+    it('a body without a Content-Type header is still parsed as JSON → 200', async () => {
       const book = await newBook();
       // A Uint8Array body makes fetch send no Content-Type at all.
       const response = await fetch(`${service.current.baseUrl}/book/${book.id}`, {
@@ -198,20 +199,20 @@ forEachStore((kind) => {
       await expectStored({ ...book, year: 1970 });
     });
 
-    it.each(INVALID_BODIES)('rule 2: %s on an existing book → 400 "Invalid input", stored book unchanged', async (_name, body) => {
+    it.each(INVALID_BODIES)('%s on an existing book → 400 "Invalid input", stored book unchanged', async (_name, body) => {
       const book = await newBook();
       expectEnvelope(await put(book.id, body), 400, 'Invalid input', null);
       await expectStored(book);
     });
 
-    it('rule 2: no body and no Content-Type at all → 400 "Invalid input", stored book unchanged', async () => {
+    it('no body and no Content-Type at all → 400 "Invalid input", stored book unchanged', async () => {
       const book = await newBook();
       const response = await service.client.request('PUT', `/book/${book.id}`, { token });
       expectEnvelope(response, 400, 'Invalid input', null);
       await expectStored(book);
     });
 
-    it('rule 1: a valid body for an id that no book has → 404 "Book not found", nothing created', async () => {
+    it('a valid body for an id that no book has → 404 "Book not found", nothing created', async () => {
       const id = await missingId();
       const before = (await service.client.request('GET', '/books', { token })).body.data;
       expectEnvelope(await put(id, { title: 'Ghost', author: 'Nobody', year: 2000 }), 404, 'Book not found', null);
@@ -219,28 +220,28 @@ forEachStore((kind) => {
       expect((await service.client.request('GET', '/books', { token })).body.data).toEqual(before);
     });
 
-    it('rule 1: {} for an id that no book has → 404 "Book not found"', async () => {
+    it('{} for an id that no book has → 404 "Book not found"', async () => {
       expectEnvelope(await put(await missingId(), {}), 404, 'Book not found', null);
     });
 
-    it.each(INVALID_BODIES)('Ordering of checks: %s for an id that no book has → 404 (existence before body)', async (_name, body) => {
+    it.each(INVALID_BODIES)('%s for an id that no book has → 404 (existence is checked before the body)', async (_name, body) => {
       expectEnvelope(await put(await missingId(), body), 404, 'Book not found', null);
     });
 
-    it.each(INVALID_IDS)('DESIGN: invalid id (%s) with a valid body → 404 "Book not found", no book changed', async (_name, makeId) => {
+    it.each(INVALID_IDS)('invalid id (%s) with a valid body → 404 "Book not found", no book changed', async (_name, makeId) => {
       const book = await newBook();
       expectEnvelope(await put(makeId(book.id), { title: 'Changed' }), 404, 'Book not found', null);
       await expectStored(book);
     });
 
-    it.each(INVALID_IDS)('Ordering of checks: invalid id (%s) with an invalid body → 404 "Book not found"', async (_name, makeId) => {
+    it.each(INVALID_IDS)('the id before the body: invalid id (%s) with an invalid body → 404 "Book not found"', async (_name, makeId) => {
       const book = await newBook();
       expectEnvelope(await put(makeId(book.id), '{"title":'), 404, 'Book not found', null);
       await expectStored(book);
     });
 
     it.each(INVALID_IDS)(
-      'Ordering of checks: invalid id (%s) without a token → 401 "Authorization token required"',
+      'authentication before the id check: invalid id (%s) without a token → 401 "Authorization token required"',
       async (_name, makeId) => {
         const book = await newBook();
         expectEnvelope(await put(makeId(book.id), { title: 'Changed' }, null), 401, 'Authorization token required', null);
@@ -248,33 +249,33 @@ forEachStore((kind) => {
       },
     );
 
-    it('Authentication 5: an existing book without a token → 401 "Authorization token required", unchanged', async () => {
+    it('an existing book without a token → 401 "Authorization token required", unchanged', async () => {
       const book = await newBook();
       expectEnvelope(await put(book.id, { title: 'Hijacked' }, null), 401, 'Authorization token required', null);
       await expectStored(book);
     });
 
-    it('Authentication 5: an existing book with an empty Authorization header → 401 "Authorization token required", unchanged', async () => {
+    it('an existing book with an empty Authorization header → 401 "Authorization token required", unchanged', async () => {
       const book = await newBook();
       expectEnvelope(await put(book.id, { title: 'Hijacked' }, ''), 401, 'Authorization token required', null);
       await expectStored(book);
     });
 
-    it('Authentication 5: an existing book with a malformed token → 401 "Invalid token", unchanged', async () => {
+    it('an existing book with a malformed token → 401 "Invalid token", unchanged', async () => {
       const book = await newBook();
       expectEnvelope(await put(book.id, { title: 'Hijacked' }, 'not-a-jwt'), 401, 'Invalid token', null);
       await expectStored(book);
     });
 
-    it('Ordering of checks: auth before 404: a missing id without a token → 401 "Authorization token required"', async () => {
+    it('authentication before 404: a missing id without a token → 401 "Authorization token required"', async () => {
       expectEnvelope(await put(await missingId(), { title: 'Ghost' }, null), 401, 'Authorization token required', null);
     });
 
-    it('Ordering of checks: auth before 404: a missing id with a malformed token → 401 "Invalid token"', async () => {
+    it('authentication before 404: a missing id with a malformed token → 401 "Invalid token"', async () => {
       expectEnvelope(await put(await missingId(), { title: 'Ghost' }, 'not-a-jwt'), 401, 'Invalid token', null);
     });
 
-    it('Ordering of checks: auth before 400: an invalid body on an existing book without a token → 401, unchanged', async () => {
+    it('authentication before 400: an invalid body on an existing book without a token → 401, unchanged', async () => {
       const book = await newBook();
       expectEnvelope(await put(book.id, '{"title":', null), 401, 'Authorization token required', null);
       await expectStored(book);

@@ -10,7 +10,7 @@ export interface Book {
   year: number;
 }
 
-/** The whole envelope, and HTTP status == body.status (General rule 3). */
+/** The whole envelope, and HTTP status == body.status (true of every response). */
 export function expectEnvelope(response: ApiResponse, status: number, message: string, data: unknown) {
   expect(response.status).toBe(status);
   expect(response.body).toEqual({ status, message, data });

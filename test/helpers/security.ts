@@ -5,7 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import { expect } from 'vitest';
 import type { RawResponse } from './raw-http.js';
 
-/** Every fixed message of the spec and the README; an error body carries one of these. */
+/** Every fixed message of docs/api.md and the README; an error body carries one of these. */
 export const FIXED_MESSAGES = new Set([
   'Token generated successfully',
   'Invalid request payload',

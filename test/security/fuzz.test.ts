@@ -13,8 +13,9 @@
 //  - success data has exactly its keys (a book: id, title, author, year; a token: token), and
 //    this process's Object/Array/Function prototypes are never polluted (the service under
 //    test runs in this process).
-// The "DESIGN conformance" properties additionally predict the status of each request from
-// the README/DESIGN rules (book and login bodies, ids, "JSON whatever the Content-Type").
+// The conformance properties additionally predict the status of each request from the
+// documented rules (README "Validation and errors", docs/api.md "Validation" and "Ids": book
+// and login bodies, ids, JSON whatever the Content-Type).
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { flipSignatureBit, futureExp, hmacToken, hmacTokenFor, nowSeconds, unsecuredToken, WRONG_SECRET } from '../helpers/forge-token.js';
@@ -372,7 +373,7 @@ function buildAuthorization(choice: AuthChoice, token: string): { headers: Array
 }
 
 // ---------------------------------------------------------------------------------------
-// The model of the DESIGN rules, for the conformance properties.
+// The model of the documented rules, for the conformance properties.
 // ---------------------------------------------------------------------------------------
 
 type Verdict = 'valid' | 'invalid' | 'ambiguous';
@@ -725,7 +726,7 @@ function expectAuthenticationFirst(isProtected: boolean, validAuth: boolean, res
   }
 }
 
-/** The DESIGN/README rules for the status and message of a body request. */
+/** The documented rules (README, docs/api.md) for the status and message of a body request. */
 function expectedByDesign(outcome: Outcome): Array<[number, string]> {
   const { target, parsed } = outcome;
   if (target.protected && !outcome.validAuth) {
@@ -819,7 +820,7 @@ const pathCase: fc.Arbitrary<PathCase> = fc.record({
 /** Body sent with every path case that may take one: a valid book and a valid login at once. */
 const PATH_CASE_BODY = JSON.stringify({ title: 'Path fuzz', author: 'Fuzz', year: 2001, username: TEST_USERNAME, password: TEST_PASSWORD });
 
-/** `:id` per DESIGN: a positive decimal integer within the 64-bit range, after percent-decoding. */
+/** `:id` as documented: a positive decimal integer within the 64-bit range, after percent-decoding. */
 function modelId(segment: string): bigint | undefined | 'unknown' {
   if (!/^[A-Za-z0-9%._~+-]{1,100}$/.test(segment)) return 'unknown';
   let decoded: string;
@@ -891,7 +892,7 @@ async function runPathCase(fixture: Fixture, testCase: PathCase): Promise<void> 
     });
   }
 
-  // DESIGN: GET /book/<id> with a valid token: the stored book, or 404 "Book not found" for
+  // GET /book/<id> with a valid token: the stored book, or 404 "Book not found" for
   // anything that is not the decimal id of a stored book (never another 4xx, never 5xx).
   const match = /^\/book\/([^/?#]*)$/.exec(testCase.path);
   if (auth.valid && testCase.method === 'GET' && match && envelope !== undefined) {
@@ -1100,7 +1101,7 @@ forEachStore((kind) => {
     );
 
     it(
-      'DESIGN conformance: the status and message of every generated body request are the ones the README rules give',
+      'conformance: the status and message of every generated body request are the ones the documented rules give',
       async () => {
         await fc.assert(
           fc.asyncProperty(bodyCase, async (testCase) => {
@@ -1128,7 +1129,7 @@ forEachStore((kind) => {
       deepBodies.push(['500,000-deep array (just under 1 MiB)', `${'['.repeat(500_000)}${']'.repeat(500_000)}`]);
       deepBodies.push(['unterminated 1,000,000-deep array', '['.repeat(1_000_000)]);
 
-      it.each(deepBodies)('%s at POST /token, POST /book, PUT /book/:id, GET /books, DELETE: envelope, no 5xx, as the rules say', async (_name, text) => {
+      it.each(deepBodies)('%s at POST /token, POST /book, PUT /book/:id, GET /books, DELETE: envelope, no 5xx, the status and message the documented rules give', async (_name, text) => {
         for (const endpoint of ['token', 'create', 'update', 'update-missing', 'list', 'delete-missing'] as const) {
           const outcome = await runBodyCase(fixture, {
             endpoint,

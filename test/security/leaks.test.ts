@@ -1,5 +1,6 @@
-// Nothing internal in a response, nothing secret in the log (DESIGN: "Secrets never appear in
-// logs or error bodies"; README: "Internals (SQL, stacks, driver text) never reach a body").
+// Nothing internal in a response, nothing secret in the log (README "Security": error bodies
+// hold only the fixed messages, SQL, stack traces and driver messages go to the log only; the
+// log never contains the Authorization header, passwords, tokens or SECRET_TOKEN).
 // A battery of bad requests (malformed and poisoned bodies, SQL in ids and fields, forged
 // tokens, oversize and malformed requests) and a store whose table has vanished (a real
 // driver error) must answer with fixed envelopes only; after logins good and bad and

@@ -1,5 +1,5 @@
-// "Versioned migrations run at startup, safely when several instances start at once"
-// (DESIGN.md "Stores"; README "migrations safe under concurrent startup"): three service
+// Versioned migrations run at startup, safely when several instances start at once (README
+// "Running on PostgreSQL or MySQL"; "migrations safe under concurrent startup"): three service
 // processes started at the same moment on one empty PostgreSQL database all come up, the
 // migrations are applied exactly once, and every instance serves requests.
 import { afterAll, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // GET /books over more books than one store page: the streamed answer is the same envelope,
-// complete and ordered by id (DESIGN.md "Responses").
+// complete and ordered by id (docs/api.md "GET /books").
 import { describe, expect, it } from 'vitest';
 import { LIST_PAGE_SIZE } from '../../src/books/routes.js';
 import { forEachStore } from '../helpers/stores.js';

@@ -1,6 +1,6 @@
-// "The service is stateless apart from the store, so it scales out as several instances
-// behind a load balancer" (DESIGN.md "Stores"): two service processes on one PostgreSQL
-// database share tokens (same SECRET_TOKEN) and books.
+// The service is stateless apart from the store, so it scales out as several instances
+// behind a load balancer (README: "several instances can share one database"): two service
+// processes on one PostgreSQL database share tokens (same SECRET_TOKEN) and books.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { attempt, killAllChildServices, login, startChildService, type ChildService } from '../helpers/child-service.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';

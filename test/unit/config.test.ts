@@ -1,4 +1,4 @@
-// DESIGN.md "Configuration": names, defaults, DB_URL schemes, validation.
+// Configuration (README "Configuration"): names, defaults, DB_URL schemes, validation.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
