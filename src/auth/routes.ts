@@ -1,6 +1,6 @@
 // POST /token: the built-in credentials in exchange for a signed, 15-minute token.
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { LoginBody, TokenResponses } from '../books/schemas.js';
+import { LoginBody, TokenResponses, refTo } from '../books/schemas.js';
 import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
 import type { App } from '../http/types.js';
 import type { LoginLimiter } from './login-limiter.js';
@@ -31,8 +31,9 @@ export function registerTokenRoute(app: App, { tokens, credentials, limiter }: T
       config: { invalidBodyMessage: Messages.invalidLoginPayload },
       schema: {
         tags: ['token'],
+        operationId: 'createToken',
         summary: 'Exchange the built-in credentials for a token',
-        body: LoginBody,
+        body: refTo(LoginBody),
         response: TokenResponses,
       },
     },

@@ -1,13 +1,12 @@
 // The five book routes. Thin: authenticate (onRequest), parse the id, call the store, wrap
 // the result in the envelope. Bodies are validated by the route schemas before the handler.
 import { Readable } from 'node:stream';
-import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
 import type { App } from '../http/types.js';
 import type { BookFields, BookPage, BookStore, StoredBook } from '../store/book-store.js';
 import { parseBookId } from './book-id.js';
-import { BookResponses, CreateBookBody, UpdateBookBody, type UpdateBookBody as UpdateBody } from './schemas.js';
+import { BookIdParams, BookResponses, CreateBookBody, UpdateBookBody, refTo, type UpdateBookBody as UpdateBody } from './schemas.js';
 
 export interface BookRouteOptions {
   store: BookStore;
@@ -19,8 +18,6 @@ const TOKEN_SECURITY = [{ token: [] }];
 
 /** Rows per store query when listing; also the size above which the list is streamed. */
 export const LIST_PAGE_SIZE = 1000;
-
-const IdParams = Type.Object({ id: Type.String({ description: 'Book id: a positive 64-bit integer' }) });
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,8 +39,9 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
       schema: {
         tags: ['books'],
         security: TOKEN_SECURITY,
+        operationId: 'createBook',
         summary: 'Create a book',
-        body: CreateBookBody,
+        body: refTo(CreateBookBody),
         response: BookResponses.created,
       },
     },
@@ -61,6 +59,7 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
       schema: {
         tags: ['books'],
         security: TOKEN_SECURITY,
+        operationId: 'listBooks',
         summary: 'List every book, ordered by id',
         response: BookResponses.list,
       },
@@ -85,8 +84,9 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
       schema: {
         tags: ['books'],
         security: TOKEN_SECURITY,
+        operationId: 'getBook',
         summary: 'Read one book',
-        params: IdParams,
+        params: BookIdParams,
         response: BookResponses.read,
       },
     },
@@ -115,9 +115,10 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
       schema: {
         tags: ['books'],
         security: TOKEN_SECURITY,
+        operationId: 'updateBook',
         summary: 'Update some or all fields of a book',
-        params: IdParams,
-        body: UpdateBookBody,
+        params: BookIdParams,
+        body: refTo(UpdateBookBody),
         response: BookResponses.updated,
       },
     },
@@ -138,8 +139,9 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
       schema: {
         tags: ['books'],
         security: TOKEN_SECURITY,
+        operationId: 'deleteBook',
         summary: 'Delete a book',
-        params: IdParams,
+        params: BookIdParams,
         response: BookResponses.deleted,
       },
     },

@@ -1,13 +1,11 @@
 // GET /healthz (liveness: the process answers, touches nothing) and GET /readyz
 // (readiness: the store answers). Public, in the envelope.
-import { Type } from 'typebox';
-import { Envelope, ErrorAnswer } from '../books/schemas.js';
+import { HealthResponses } from '../books/schemas.js';
 import type { BookStore } from '../store/book-store.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { Messages, envelope, errorEnvelope } from './envelope.js';
 import type { App } from './types.js';
 
-const HealthData = Type.Object({ status: Type.String({ enum: ['ok'] }) }, { additionalProperties: false });
 const READY_TIMEOUT_MS = 2_000;
 
 export function registerHealthRoutes(app: App, store: BookStore) {
@@ -16,8 +14,9 @@ export function registerHealthRoutes(app: App, store: BookStore) {
     {
       schema: {
         tags: ['operations'],
+        operationId: 'getLiveness',
         summary: 'Liveness: the process is up and answering',
-        response: { 200: Envelope(HealthData, 'Alive') },
+        response: HealthResponses.alive,
       },
     },
     async (_request, reply) => reply.code(200).send(envelope(200, Messages.alive, { status: 'ok' })),
@@ -28,11 +27,9 @@ export function registerHealthRoutes(app: App, store: BookStore) {
     {
       schema: {
         tags: ['operations'],
+        operationId: 'getReadiness',
         summary: 'Readiness: the store answers a query',
-        response: {
-          200: Envelope(HealthData, 'Ready to serve'),
-          503: ErrorAnswer(503, [Messages.serviceUnavailable], 'The store does not answer'),
-        },
+        response: HealthResponses.ready,
       },
     },
     async (request, reply) => {

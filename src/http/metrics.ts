@@ -1,6 +1,7 @@
 // GET /metrics in Prometheus text format: requests by method, route pattern and status,
 // their duration, the store's pool usage and the default process metrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { MetricsResponses } from '../books/schemas.js';
 import type { BookStore } from '../store/book-store.js';
 import type { App, ResponseObserver } from './types.js';
 
@@ -43,7 +44,14 @@ export function registerMetrics(app: App, store: BookStore): ResponseObserver {
 
   app.get(
     '/metrics',
-    { schema: { tags: ['operations'], summary: 'Prometheus metrics (text exposition format)' } },
+    {
+      schema: {
+        tags: ['operations'],
+        operationId: 'getMetrics',
+        summary: 'Prometheus metrics (text exposition format)',
+        response: MetricsResponses,
+      },
+    },
     async (_request, reply) => {
       const body = await registry.metrics();
       return reply.code(200).type(registry.contentType).send(body);

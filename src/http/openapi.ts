@@ -3,9 +3,12 @@
 // page at GET /docs, served from the swagger-ui package's own files (no CDN).
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { BookIdParams, DocumentedBookIdParams, SHARED_SCHEMAS } from '../books/schemas.js';
 import type { App } from './types.js';
 
 export const DOCS_PREFIX = '/docs';
+/** The reference page's title (the browser tab and the top bar). */
+export const DOCS_TITLE = 'Book collection service API';
 const DOCS_CSP = [
   "default-src 'self'",
   "script-src 'self'",
@@ -18,8 +21,32 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** Register before the routes: the document is built from every route registered after it. */
+/** The top bar's logo in place of the plugin's: a book and the service's name (an inline data: image). */
+export const DOCS_LOGO_SVG = [
+  '<svg xmlns="http://www.w3.org/2000/svg" width="320" height="40" viewBox="0 0 320 40">',
+  '<title>Book collection service</title>',
+  '<path d="M6 8h11a5 5 0 0 1 5 5v21a4 4 0 0 0-4-4H6z" fill="#fff" stroke="#fff" stroke-width="2" stroke-linejoin="round"/>',
+  '<path d="M38 8H27a5 5 0 0 0-5 5v21a4 4 0 0 1 4-4h12z" fill="none" stroke="#fff" stroke-width="2" stroke-linejoin="round"/>',
+  '<text x="50" y="27" fill="#fff" font-family="sans-serif" font-size="18" font-weight="bold">Book collection service</text>',
+  '</svg>',
+].join('');
+
+/** The same book as the browser tab's icon, in place of the plugin's. */
+const FAVICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 44 44">' +
+  '<rect width="44" height="44" rx="8" fill="#1b1b1b"/>' +
+  '<path d="M6 10h11a5 5 0 0 1 5 5v19a4 4 0 0 0-4-4H6zM38 10H27a5 5 0 0 0-5 5v19a4 4 0 0 1 4-4h12z" fill="#fff"/>' +
+  '</svg>';
+
+/**
+ * Register before the routes: the document is built from every route registered after it.
+ * The named schemas (src/books/schemas.ts) are added here as Fastify shared schemas, so the
+ * routes' `$ref`s resolve for validation and serialization, and the document lists them
+ * under `components.schemas` by their `$id`.
+ */
 export async function registerOpenApi(app: App, version: string) {
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -42,11 +69,26 @@ export async function registerOpenApi(app: App, version: string) {
             type: 'apiKey',
             in: 'header',
             name: 'Authorization',
-            description: 'The token from POST /token, raw (as the spec says) or as `Bearer <token>`.',
+            description: 'The token from POST /token, raw or as `Bearer <token>`.',
           },
         },
       },
     },
+    // Components named by their `$id` (`Book`, not the plugin's `def-0`).
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),
+    },
+    // OpenAPI 3.1 has `const`: keep it (status and message are constants of each envelope).
+    convertConstToEnum: false,
+    // The `:id` path parameter is validated as a plain string, because parseBookId must see
+    // whatever the client sent and answer an invalid id with the same 404 as a missing book
+    // (Ajv runs without type coercion: an integer schema would turn `abc` into a 400). The
+    // document shows what a valid id is instead, an int64 from 1 up: only the schema handed
+    // to the document changes, never the one the route validates with.
+    transform: ({ schema, url }) => ({
+      url,
+      schema: schema?.params === BookIdParams ? { ...schema, params: DocumentedBookIdParams } : schema,
+    }),
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.send(app.swagger()));
@@ -58,5 +100,10 @@ export async function registerOpenApi(app: App, version: string) {
     // plain HTTP on any host but localhost, and allows any https: style source. Ours: self only.
     transformStaticCSP: () => DOCS_CSP,
     uiConfig: { deepLinking: false, persistAuthorization: false, tryItOutEnabled: true },
+    logo: { type: 'image/svg+xml', content: DOCS_LOGO_SVG },
+    theme: {
+      title: DOCS_TITLE,
+      favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON_SVG }],
+    },
   });
 }
