@@ -26,7 +26,7 @@ export const DOCS_LOGO_SVG = [
   '<svg xmlns="http://www.w3.org/2000/svg" width="320" height="40" viewBox="0 0 320 40">',
   '<title>Book collection service</title>',
   '<path d="M6 8h11a5 5 0 0 1 5 5v21a4 4 0 0 0-4-4H6z" fill="#fff" stroke="#fff" stroke-width="2" stroke-linejoin="round"/>',
-  '<path d="M38 8H27a5 5 0 0 0-5 5v21a4 4 0 0 1 4-4h12z" fill="none" stroke="#fff" stroke-width="2" stroke-linejoin="round"/>',
+  '<path d="M38 8H27a5 5 0 0 0-5 5v21a4 4 0 0 1 4-4h12z" fill="#fff" stroke="#fff" stroke-width="2" stroke-linejoin="round"/>',
   '<text x="50" y="27" fill="#fff" font-family="sans-serif" font-size="18" font-weight="bold">Book collection service</text>',
   '</svg>',
 ].join('');

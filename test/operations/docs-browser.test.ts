@@ -1,11 +1,13 @@
 // GET /docs (README "Operations": interactive API reference, Swagger UI served from the
 // package, no CDN), end to end in a real headless Chromium driven by playwright-core: the page
-// shows the six operations and performs a real POST /token, and loads nothing from elsewhere.
+// carries the service's own title and logo, shows the six operations and performs a real
+// POST /token, and loads nothing from elsewhere.
 // Chromium is Debian's /usr/bin/chromium (CHROMIUM_PATH overrides). Missing: the suite is
 // skipped with a visible warning, except under CI=true, where it fails.
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/http/openapi.js';
 import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -22,7 +24,7 @@ const LAUNCH_ARGS = [
   '--disable-sync',
   `--host-resolver-rules=MAP ${PRIVATE_HOST} 127.0.0.1`,
 ];
-const SPEC_OPERATIONS = ['POST /token', 'POST /book', 'GET /books', 'GET /book/{id}', 'PUT /book/{id}', 'DELETE /book/{id}'];
+const API_OPERATIONS = ['POST /token', 'POST /book', 'GET /books', 'GET /book/{id}', 'PUT /book/{id}', 'DELETE /book/{id}'];
 const BROWSER_TEST_TIMEOUT_MS = 90_000;
 
 function describeWithChromium(title: string, suite: () => void) {
@@ -49,6 +51,8 @@ interface PageWatch {
   /** Responses that failed below HTTP, or answered 4xx/5xx. */
   failures: string[];
   pageErrors: string[];
+  /** Errors the page logged, among them every Content-Security-Policy violation. */
+  consoleErrors: string[];
 }
 
 /**
@@ -59,7 +63,7 @@ async function openWatched(browser: Browser, url: string): Promise<{ page: Page;
   const context = await browser.newContext();
   const page = await context.newPage();
   const origin = new URL(url).origin;
-  const watch: PageWatch = { requests: [], foreign: [], failures: [], pageErrors: [] };
+  const watch: PageWatch = { requests: [], foreign: [], failures: [], pageErrors: [], consoleErrors: [] };
   await page.route('**/*', async (route) => {
     const requested = route.request().url();
     if (requested.startsWith('data:') || new URL(requested).origin === origin) return route.continue();
@@ -72,6 +76,9 @@ async function openWatched(browser: Browser, url: string): Promise<{ page: Page;
     if (response.status() >= 400) watch.failures.push(`${response.url()}: HTTP ${response.status()}`);
   });
   page.on('pageerror', (error) => watch.pageErrors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') watch.consoleErrors.push(message.text());
+  });
   return { page, watch, close: () => context.close() };
 }
 
@@ -100,6 +107,40 @@ describeWithChromium('GET /docs in headless Chromium', () => {
   });
 
   it(
+    "carries the service's title (tab and top bar) and its own logo, not the plugin's",
+    async () => {
+      const { page, watch, close } = await openWatched(browser, `${service.current.baseUrl}/docs`);
+      try {
+        const navigation = await page.goto(`${service.current.baseUrl}/docs`, { waitUntil: 'load' });
+        expect(navigation?.status()).toBe(200);
+        expect(await page.title()).toBe(DOCS_TITLE);
+        await renderedOperations(page);
+        // The document's own title heads the page.
+        await expect.poll(() => page.locator('.info .title').first().innerText(), { timeout: 10_000 }).toContain('Book collection service');
+        // The top bar shows one image: ours, inline (allowed by the page's img-src data:).
+        const logo = page.locator('#swagger-ui .topbar .topbar-wrapper > a.link img');
+        await logo.waitFor({ timeout: 10_000 });
+        expect(await page.locator('#swagger-ui .topbar .topbar-wrapper > a.link').locator('img, svg').count()).toBe(1);
+        const source = await logo.getAttribute('src');
+        expect(source).toBe(`data:image/svg+xml;base64,${Buffer.from(DOCS_LOGO_SVG).toString('base64')}`);
+        // Decoded and drawn: a blocked or broken image has no natural width.
+        expect(await logo.evaluate((image) => ('naturalWidth' in image ? Number(image.naturalWidth) : 0))).toBeGreaterThan(0);
+        // The tab icon is ours too.
+        const icons = await page.locator('link[rel="icon"]').evaluateAll((links) => links.map((link) => link.getAttribute('href') ?? ''));
+        expect(icons.length).toBeGreaterThan(0);
+        for (const icon of icons) expect(icon).toMatch(/\/theme\/favicon\.svg$/);
+        expect(watch.foreign).toEqual([]);
+        expect(watch.failures).toEqual([]);
+        expect(watch.pageErrors).toEqual([]);
+        expect(watch.consoleErrors, 'console errors (a blocked inline image would be a CSP violation)').toEqual([]);
+      } finally {
+        await close();
+      }
+    },
+    BROWSER_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'shows the six operations and performs POST /token through "Try it out" → 200 "Token generated successfully"',
     async () => {
       const { page, watch, close } = await openWatched(browser, `${service.current.baseUrl}/docs`);
@@ -108,7 +149,7 @@ describeWithChromium('GET /docs in headless Chromium', () => {
         expect(navigation?.status()).toBe(200);
 
         const operations = await renderedOperations(page);
-        for (const operation of SPEC_OPERATIONS) expect(operations, operation).toContain(operation);
+        for (const operation of API_OPERATIONS) expect(operations, operation).toContain(operation);
 
         const tokenBlock = page.locator('.opblock-post').filter({ has: page.locator('.opblock-summary-path[data-path="/token"]') });
         await expect.poll(() => tokenBlock.count()).toBe(1);
@@ -164,7 +205,7 @@ describeWithChromium('GET /docs in headless Chromium', () => {
         expect(watch.foreign, 'requests to another origin than the page (another host, or http:// rewritten to https://)').toEqual([]);
         expect(watch.failures).toEqual([]);
         const operations = await renderedOperations(page);
-        for (const operation of SPEC_OPERATIONS) expect(operations, operation).toContain(operation);
+        for (const operation of API_OPERATIONS) expect(operations, operation).toContain(operation);
       } finally {
         await close();
       }
