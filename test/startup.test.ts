@@ -1,12 +1,13 @@
-// Spec "General rules" 5-6 and DESIGN.md "Configuration": the built service starts from any
-// working directory, reads .env there, and refuses to start with one clear line when the
-// configuration or the store fails.
+// Startup (README "Configuration" and "Running in production"): the built service starts
+// from any working directory, reads .env there, and refuses to start with one clear line
+// (naming the setting and the cause, exit code 1, no stack trace) whatever the user got wrong.
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, spawnService, waitUntilAnswering } from './helpers/process.js';
 import { TEST_SECRET } from './helpers/service.js';
+import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from './helpers/stores.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'books-startup-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
@@ -16,56 +17,77 @@ async function expectStartupFailure(env: Record<string, string | undefined>, cau
   const service = spawnService(env, workDir);
   const code = await service.exited;
   expect(Date.now() - started).toBeLessThan(15_000);
-  expect(code).not.toBe(0);
+  expect(code, service.stderr()).toBe(1);
   const lines = service.stderr().trim().split('\n');
-  expect(lines).toHaveLength(1);
+  expect(lines, service.stderr()).toHaveLength(1);
+  expect(lines[0]).toMatch(/^book-service: cannot start: /);
   expect(lines[0]).toMatch(cause);
   expect(service.stderr()).not.toMatch(/\n\s+at /); // no stack trace for an expected failure
   return service;
 }
 
-describe('startup failures (spec General rule 6)', () => {
-  it('missing SECRET_TOKEN: exits non-zero naming SECRET_TOKEN', async () => {
-    await expectStartupFailure({ DB_URL: 'sqlite::memory:' }, /SECRET_TOKEN/);
-  });
+/** A server URL with another database name or password, for the store mistakes below. */
+function withUrl(url: string, change: (parsed: URL) => void): string {
+  const parsed = new URL(url);
+  change(parsed);
+  return parsed.toString();
+}
 
-  it('empty SECRET_TOKEN: exits non-zero naming SECRET_TOKEN', async () => {
-    await expectStartupFailure({ SECRET_TOKEN: '', DB_URL: 'sqlite::memory:' }, /SECRET_TOKEN/);
-  });
+const valid = { SECRET_TOKEN: TEST_SECRET, DB_URL: 'sqlite::memory:', HOST: '127.0.0.1', PORT: '0' };
 
-  it('unknown DB_URL scheme: exits non-zero naming DB_URL and the scheme', async () => {
-    await expectStartupFailure({ SECRET_TOKEN: TEST_SECRET, DB_URL: 'redis://127.0.0.1:6379' }, /DB_URL.*redis/);
-  });
-
-  it('invalid PORT: exits non-zero naming PORT', async () => {
-    await expectStartupFailure({ SECRET_TOKEN: TEST_SECRET, DB_URL: 'sqlite::memory:', PORT: 'eighty' }, /PORT/);
+describe('startup failures: one line naming the setting and the cause, exit code 1', () => {
+  it.each<[string, Record<string, string | undefined>, RegExp]>([
+    ['missing SECRET_TOKEN', { ...valid, SECRET_TOKEN: undefined }, /SECRET_TOKEN is not set/],
+    ['empty SECRET_TOKEN', { ...valid, SECRET_TOKEN: '' }, /SECRET_TOKEN is not set/],
+    ['unknown DB_URL scheme', { ...valid, DB_URL: 'redis://127.0.0.1:6379' }, /DB_URL.*"redis"/],
+    ['PORT not a number', { ...valid, PORT: 'eighty' }, /PORT must be an integer.*"eighty"/],
+    ['PORT out of range', { ...valid, PORT: '70000' }, /PORT must be an integer from 0 to 65535/],
+    ['HOST that does not resolve (a typo)', { ...valid, HOST: 'locahost' }, /HOST "locahost" does not resolve/],
+    // 192.0.2.0/24 is reserved for documentation (RFC 5737): never an address of this machine.
+    ['HOST that is not an address of this machine', { ...valid, HOST: '192.0.2.1' }, /HOST "192\.0\.2\.1" is not an address of this machine/],
+    ['LOG_LEVEL unknown', { ...valid, LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of .*"loud"/],
+    ['WORKERS zero', { ...valid, WORKERS: '0' }, /WORKERS must be an integer from 1/],
+    ['TRUST_PROXY unreadable', { ...valid, TRUST_PROXY: 'maybe' }, /TRUST_PROXY must be/],
+    ['DB_CONNECT_TIMEOUT not a number', { ...valid, DB_CONNECT_TIMEOUT: 'soon' }, /DB_CONNECT_TIMEOUT must be a number of seconds/],
+    ['METRICS not a boolean', { ...valid, METRICS: 'perhaps' }, /METRICS must be true or false/],
+    ['SQLite file under a regular file', { ...valid, DB_URL: 'sqlite:/etc/hostname/books.db' }, /cannot open the SQLite store at sqlite:\/etc\/hostname\/books\.db \(DB_URL\)/],
+    [
+      'PostgreSQL database that does not exist',
+      { ...valid, DB_URL: withUrl(POSTGRES_ADMIN_URL, (url) => (url.pathname = '/no_such_database_here')) },
+      /cannot reach the store at postgres.*no_such_database_here \(DB_URL\): database "no_such_database_here" does not exist/,
+    ],
+    [
+      'MySQL with a wrong password (masked in the message)',
+      { ...valid, DB_URL: withUrl(MYSQL_ADMIN_URL, (url) => (url.password = 'wrong-password-here')) },
+      /cannot reach the store at mysql:\/\/root:\*\*\*@.*\(DB_URL\): Access denied/,
+    ],
+  ])('%s', async (_name, env, cause) => {
+    const service = await expectStartupFailure(env, cause);
+    expect(service.stderr() + service.stdout()).not.toContain('wrong-password-here');
   });
 
   it('unreachable PostgreSQL: retries for DB_CONNECT_TIMEOUT (default 10 s), then exits within 15 s naming the store', async () => {
     const service = await expectStartupFailure(
-      { SECRET_TOKEN: TEST_SECRET, DB_URL: 'postgres://books:hunter2-secret@127.0.0.1:1/books' },
-      /cannot reach the store at postgres:\/\/books:\*\*\*@127\.0\.0\.1:1\/books within 10 s/,
+      { ...valid, DB_URL: 'postgres://books:hunter2-secret@127.0.0.1:1/books' },
+      /cannot reach the store at postgres:\/\/books:\*\*\*@127\.0\.0\.1:1\/books \(DB_URL\) within 10 s \(DB_CONNECT_TIMEOUT\)/,
     );
     // The password in DB_URL is never printed.
     expect(service.stderr() + service.stdout()).not.toContain('hunter2-secret');
   });
 
-  it('unreachable MySQL: exits non-zero naming the store', async () => {
+  it('unreachable MySQL: exits naming the store', async () => {
     await expectStartupFailure(
-      { SECRET_TOKEN: TEST_SECRET, DB_URL: 'mysql://root@127.0.0.1:1/books', DB_CONNECT_TIMEOUT: '1' },
-      /cannot reach the store at mysql:\/\/root@127\.0\.0\.1:1\/books within 1 s/,
+      { ...valid, DB_URL: 'mysql://root@127.0.0.1:1/books', DB_CONNECT_TIMEOUT: '1' },
+      /cannot reach the store at mysql:\/\/root@127\.0\.0\.1:1\/books \(DB_URL\) within 1 s/,
     );
   });
 
-  it('port already in use: exits non-zero naming PORT', async () => {
+  it('port already in use: exits naming PORT', async () => {
     const port = await freePort();
-    const first = spawnService({ SECRET_TOKEN: TEST_SECRET, DB_URL: 'sqlite::memory:', PORT: String(port), HOST: '127.0.0.1' }, workDir);
+    const first = spawnService({ ...valid, PORT: String(port) }, workDir);
     try {
       await waitUntilAnswering(`http://127.0.0.1:${port}`, first);
-      await expectStartupFailure(
-        { SECRET_TOKEN: TEST_SECRET, DB_URL: 'sqlite::memory:', PORT: String(port), HOST: '127.0.0.1' },
-        /PORT.*EADDRINUSE/,
-      );
+      await expectStartupFailure({ ...valid, PORT: String(port) }, new RegExp(`PORT ${port} is already in use.*EADDRINUSE`));
     } finally {
       first.child.kill('SIGTERM');
       await first.exited;
@@ -73,7 +95,7 @@ describe('startup failures (spec General rule 6)', () => {
   });
 });
 
-describe('startup from another working directory (DESIGN: .env and ./data/books.db are relative to it)', () => {
+describe('startup from another working directory (.env and ./data/books.db are relative to it)', () => {
   it('reads .env from the working directory, creates ./data/books.db, keeps books across a restart, exits 0 on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'books-cwd-'));
     try {

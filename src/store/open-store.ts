@@ -58,7 +58,7 @@ async function waitUntilReachable(db: Kysely<BookDatabase>, options: OpenStoreOp
       if (!retryable || Date.now() + RETRY_DELAY_MS >= deadline) {
         const waited = retryable ? ` within ${options.connectTimeoutMs / 1000} s (DB_CONNECT_TIMEOUT)` : '';
         throw new StoreStartupError(
-          `cannot reach the store at ${options.description}${waited}: ${describeError(error)}`,
+          `cannot reach the store at ${options.description} (DB_URL)${waited}: ${describeError(error)}`,
         );
       }
       if (attempt === 1) options.logger.warn(`store at ${options.description} not reachable yet; retrying`);
@@ -77,7 +77,7 @@ async function migrate(db: Kysely<BookDatabase>, dialect: StoreDialect, options:
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
-    throw new StoreStartupError(`cannot migrate the store at ${options.description}: ${describeError(error)}`);
+    throw new StoreStartupError(`cannot migrate the store at ${options.description} (DB_URL): ${describeError(error)}`);
   }
   for (const result of results ?? []) {
     if (result.status === 'Success') options.logger.info({ migration: result.migrationName }, 'migration applied');

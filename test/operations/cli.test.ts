@@ -1,5 +1,5 @@
 // The command line of the built entry point (README "Quick start" and "Operations"):
-// `--help`, `--version`, `migrate` (apply the migrations, then exit), and an unknown command.
+// `--help`, `--version`, `migrate` (apply the migrations, then exit), and command-line mistakes.
 // Runs dist/main.js as a child process in an empty working directory with a clean environment.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -60,6 +60,14 @@ describe('node dist/main.js --help / --version', () => {
     expect(run.stderr).toBe('');
   });
 
+  it('--help names every setting that .env.example documents', () => {
+    const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
+    const names = [...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((match) => match[1]);
+    expect(names.length).toBeGreaterThan(10);
+    const run = cli(['--help']);
+    for (const name of names) expect(run.stdout, name).toContain(name as string);
+  });
+
   it('--version prints the package.json version and exits 0', () => {
     const run = cli(['--version']);
     expect(run.code, run.stderr).toBe(0);
@@ -113,17 +121,23 @@ describe('node dist/main.js migrate', () => {
   });
 });
 
-describe('unknown commands and options', () => {
+describe('command-line mistakes: one line naming the mistake, then the usage, exit code 2', () => {
   it.each([
-    ['an unknown command', ['frobnicate']],
-    ['an extra argument', ['migrate', 'now']],
-    ['an unknown option', ['--frobnicate']],
-  ])('%s exits 2 with a message on stderr and starts nothing', (_name, args) => {
+    ['an unknown command', ['frobnicate'], 'unknown command frobnicate'],
+    ['an extra argument', ['migrate', 'now'], 'unexpected argument now'],
+    ['an unknown option', ['--frobnicate'], 'unknown option --frobnicate'],
+    ['an unknown short option', ['-x'], 'unknown option -x'],
+    ['a value given to a flag', ['--help=yes'], 'option --help takes no value'],
+  ])('%s', (_name, args, message) => {
     const run = cli(args, { DB_URL: `sqlite:${join(cwd, 'unknown', 'x.db')}`, SECRET_TOKEN: TEST_SECRET });
     expect(run.signal, 'the command did not exit by itself').toBeNull();
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/unknown/i);
-    expect(run.stderr).toMatch(/usage/i);
+    const [first, blank, ...usage] = run.stderr.split('\n');
+    expect(first).toBe(`book-service: ${message}`);
+    expect(blank).toBe('');
+    expect(usage[0]).toBe('Usage:');
+    expect(usage.join('\n')).toContain('node dist/main.js migrate');
+    expect(run.stdout).toBe('');
     expect(existsSync(join(cwd, 'unknown'))).toBe(false);
   });
 });

@@ -63,7 +63,7 @@ function openSqlite(file: string, options: DialectOptions) {
     // Every integer as bigint: ids above 2^53 would otherwise be rounded.
     database.defaultSafeIntegers(true);
   } catch (error) {
-    throw new StoreStartupError(`cannot open SQLite store ${options.description}: ${(error as Error).message}`);
+    throw new StoreStartupError(`cannot open the SQLite store at ${options.description} (DB_URL): ${(error as Error).message}`);
   }
   return withStatementCache(database);
 }
