@@ -24,7 +24,7 @@ export interface BookPage {
 /** Largest id any store can hold: ids are signed 64-bit integers in every dialect. */
 export const MAX_BOOK_ID = 2n ** 63n - 1n;
 
-/** Connection pool usage, for metrics. SQLite has one connection and no pool. */
+/** Connection pool usage, for metrics. SQLite has one connection: total = max = 1. */
 export interface PoolStats {
   /** Connections open. */
   total: number;

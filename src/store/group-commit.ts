@@ -54,6 +54,11 @@ export class GroupCommit {
     );
   }
 
+  /** Writes waiting for the next batch (shown in the metrics as the single connection's queue). */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
   /** Runs `write` (synchronous SQL on the same database) in the next batch; resolves after its commit. */
   run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {

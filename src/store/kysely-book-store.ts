@@ -70,6 +70,9 @@ export class KyselyBookStore implements BookStore {
   }
 
   poolStats(): PoolStats | undefined {
+    // SQLite has one connection; queries on it run synchronously, so between two event-loop
+    // turns it is idle and only writes queued for the next group commit are waiting.
+    if (this.groupCommit) return { total: 1, idle: 1, waiting: this.groupCommit.waiting, max: 1 };
     return this.readPoolStats();
   }
 
