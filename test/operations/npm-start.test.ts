@@ -1,6 +1,7 @@
-// `npm start` (README "Quick start" and "Running in production"): it serves from dist/ (compiled
-// only when src/ changed: `tsc -b`'s up-to-date check; its speed is measured, not asserted here), and stop signals reach the service itself: SIGTERM to npm drains and exits the
-// service (no orphan left running), and Ctrl-C (SIGINT to the whole process group, so the
+// `npm start` (README "Quick start" and "Running in production"): it serves from dist/,
+// compiled only when src/ changed (`tsc -b`'s up-to-date check; its speed is measured, not
+// asserted here), and stop signals reach the service itself: SIGTERM to npm drains and exits
+// the service (no orphan left running), and Ctrl-C (SIGINT to the whole process group, so the
 // service gets it twice: from the terminal and from npm) is one graceful stop, not a forced one.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
