@@ -10,7 +10,7 @@
 // Writes bench-results/latest.json and docs/benchmarks.md; prints a table.
 //
 // Go/Gin reference (bench/go-gin/main.go, a plain Go + Gin + database/sql implementation of the
-// same API, the reference the issue's targets are measured against): built into a temp dir in
+// same API, the reference the service's speed is compared with): built into a temp dir in
 // GOPATH mode from Debian packages (installed with apt-get when missing and running as root),
 // started per store on its own fresh store (SQLite file in the temp dir, a fresh PostgreSQL
 // database), seeded with the same books through its API, and driven by the same scenarios in the
@@ -1481,8 +1481,8 @@ The service is the built \`node dist/main.js\` with its default settings except 
 a fresh store seeded with ${SEED_BOOKS} books through the API. The baseline is a bare \`node:http\`
 server in its own process that answers every request with a fixed ${Buffer.byteLength(BASELINE_BODY)}-byte book envelope.
 
-The **Go/Gin reference** ([bench/go-gin/main.go](../bench/go-gin/main.go)) is what the issue's targets are
-measured against: a plain Go + Gin + \`database/sql\` implementation of the same API (same routes, status
+The **Go/Gin reference** ([bench/go-gin/main.go](../bench/go-gin/main.go)) is the reference the service's
+speed is compared with: a plain Go + Gin + \`database/sql\` implementation of the same API (same routes, status
 codes and envelopes), not part of the service. It runs \`gin.New()\` with \`gin.Recovery()\` in release mode
 (${go.requestLog ? 'with gin\'s request logger, GIN_LOGGER=1, to a file' : 'no per-request log, unlike the service'}), \`database/sql\` with its default pool, SQLite via mattn/go-sqlite3
 (WAL, \`synchronous=NORMAL\`) and PostgreSQL via lib/pq. ${

@@ -1,6 +1,6 @@
 // Go/Gin reference for the benchmark (scripts/bench.mjs): a plain Go + Gin + database/sql
-// implementation of the same books API (same routes, status codes and JSON envelopes as the
-// spec). It is the reference the performance targets are measured against, side by
+// implementation of the same books API (same routes, status codes and JSON envelopes as
+// docs/api.md). It is the reference the service's speed is compared with, side by
 // side with the service on the same machine. It is not part of the service and is not shipped.
 //
 // Deliberately plain: gin.New() + gin.Recovery() in release mode (GIN_LOGGER=1 adds gin's
