@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import { Messages, errorEnvelope } from '../http/envelope.js';
 import type { TokenService } from './tokens.js';
 
-/** Clients and OpenAPI tools send `Bearer <token>`; the spec sends the raw token. Both work. */
+/** Clients and OpenAPI tools send `Bearer <token>`; the documented form is the bare token. Both work. */
 const BEARER_PREFIX = /^bearer\s+/i;
 
 export function authenticationFailure(header: string | undefined, tokens: TokenService): string | undefined {

@@ -5,7 +5,7 @@ import { createSigner, createVerifier } from 'fast-jwt';
 
 export const TOKEN_LIFETIME_SECONDS = 15 * 60;
 
-/** Verification accepts the HMAC family only (the spec rejects non-HMAC methods). */
+/** Verification accepts the HMAC family only (docs/api.md: non-HMAC methods are refused). */
 export const ACCEPTED_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 
 /** Verified tokens remembered at once; the oldest is forgotten first. */
@@ -22,7 +22,7 @@ export function createTokenService(secret: string): TokenService {
   const sign = createSigner({
     key: secret,
     algorithm: 'HS256',
-    noTimestamp: true, // the spec: `exp` is the only claim
+    noTimestamp: true, // `exp` is the only claim (docs/api.md "Authentication")
   });
   const verify = createVerifier({
     key: secret,

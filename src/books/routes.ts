@@ -98,7 +98,7 @@ export function registerBookRoutes(app: App, { store, requireToken }: BookRouteO
     },
   );
 
-  // The spec: the book is looked up first (404), then the body is applied (400). The lookup
+  // The book is looked up first (404), then the body is applied (400). The lookup
   // is an onRequest hook so that it runs before the body is even parsed.
   async function loadExistingBook(request: FastifyRequest, reply: FastifyReply) {
     const id = parseBookId((request.params as { id?: string }).id);

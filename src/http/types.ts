@@ -20,7 +20,7 @@ export type App = FastifyInstance<
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The operation's 400 message when its body cannot be read (spec: per operation). */
+    /** The operation's 400 message when its body cannot be read (each operation has its own). */
     invalidBodyMessage?: string;
   }
 }
