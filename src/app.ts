@@ -13,6 +13,7 @@ import { registerBookRoutes } from './books/routes.js';
 import type { Config } from './config.js';
 import { Messages, errorEnvelope } from './http/envelope.js';
 import { SECURITY_HEADERS, handleClientError, handleError } from './http/errors.js';
+import { registerLingeringClose } from './http/lingering-close.js';
 import { recordRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
 import type { App, ResponseObserver } from './http/types.js';
 import { registerHealthRoutes } from './http/health.js';
@@ -93,6 +94,7 @@ export async function buildApp({ config, store, logger, loginLimiter }: AppDepen
     done();
   });
 
+  registerLingeringClose(app); // answers that leave a body unread close without a reset
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorEnvelope(404, Messages.routeNotFound)));
 
