@@ -12,7 +12,7 @@ import { createCredentialsChecker, createTokenService } from './auth/tokens.js';
 import { registerBookRoutes } from './books/routes.js';
 import type { Config } from './config.js';
 import { Messages, errorEnvelope } from './http/envelope.js';
-import { SECURITY_HEADERS, handleClientError, handleError } from './http/errors.js';
+import { SECURITY_HEADERS, bodyProblemOf, handleClientError, handleError } from './http/errors.js';
 import { registerLingeringClose } from './http/lingering-close.js';
 import { recordRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
 import type { App, ResponseObserver } from './http/types.js';
@@ -160,6 +160,7 @@ function logFinishedRequest(request: FastifyRequest, reply: FastifyReply) {
       url: request.url.length > 256 ? `${request.url.slice(0, 256)}…` : request.url,
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      invalid: bodyProblemOf(request), // a refused body: which field and why (pino omits undefined)
     },
     'request completed',
   );

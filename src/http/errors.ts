@@ -31,8 +31,54 @@ function isBodyError(error: FastifyError): boolean {
   return error.validation !== undefined || (error.statusCode === 400 && error.code?.startsWith('FST_ERR_CTP_'));
 }
 
+/** Why a body was refused, for the request's log line (the envelope itself stays fixed). */
+const bodyProblems = new WeakMap<FastifyRequest, string>();
+
+export function bodyProblemOf(request: FastifyRequest): string | undefined {
+  return bodyProblems.get(request);
+}
+
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/**
+ * Which field failed and why, in words: `year: must be an integer`. Built from the schema's
+ * rule, never from the value sent (a password must not reach the log).
+ */
+export function describeBodyProblem(error: FastifyError): string {
+  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'body: empty';
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return 'body: not valid JSON, or a forbidden __proto__ / constructor.prototype key';
+  }
+  const issue = error.validation?.[0] as ValidationIssue | undefined;
+  if (!issue) return `body: ${error.code ?? error.message}`;
+  const path = issue.instancePath.slice(1).replaceAll('/', '.');
+  const { params } = issue;
+  switch (issue.keyword) {
+    case 'required':
+      return `${path ? `${path}.` : ''}${String(params.missingProperty)}: required`;
+    case 'type':
+      return `${path || 'body'}: must be ${params.type === 'object' ? 'a JSON object' : `of type ${String(params.type)}`}`;
+    case 'minLength':
+    case 'maxLength':
+      return `${path}: must have ${issue.keyword === 'minLength' ? 'at least' : 'at most'} ${String(params.limit)} characters`;
+    case 'minimum':
+    case 'maximum':
+      return `${path}: must be ${String(params.comparison)} ${String(params.limit)}`;
+    case 'pattern':
+      return `${path}: must contain a non-space character, and no NUL or lone surrogate`;
+    default:
+      return `${path || 'body'}: ${issue.message ?? issue.keyword}`;
+  }
+}
+
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (isBodyError(error)) {
+    bodyProblems.set(request, describeBodyProblem(error));
     const message = request.routeOptions.config.invalidBodyMessage ?? Messages.badRequest;
     return reply.code(400).send(errorEnvelope(400, message));
   }

@@ -206,6 +206,28 @@ describe('request logs', () => {
     expect(lines[0]).toMatchObject({ reqId, method: 'GET', status });
   });
 
+  it.each<[string, string, string, string]>([
+    ['POST', '/book', '{"title":"Dune","author":"Frank Herbert","year":"1965"}', 'year: must be of type integer'],
+    ['POST', '/book', '{"title":"Dune","year":1965}', 'author: required'],
+    ['POST', '/book', '{"title":"Dune","author":"Frank Herbert","year":12000}', 'year: must be <= 9999'],
+    ['POST', '/book', '{"title":"   ","author":"Frank Herbert","year":1965}', 'title: must contain a non-space character, and no NUL or lone surrogate'],
+    ['POST', '/book', `{"title":"${'x'.repeat(501)}","author":"A","year":1}`, 'title: must have at most 500 characters'],
+    ['POST', '/book', '[1,2]', 'body: must be a JSON object'],
+    ['POST', '/book', '{"title":', 'body: not valid JSON, or a forbidden __proto__ / constructor.prototype key'],
+    ['POST', '/book', '', 'body: empty'],
+    ['POST', '/token', '{"username":"admin","password":987654321987}', 'password: must be of type string'],
+  ])('a refused body: %s %s %s → 400, and its log line (info) says which field failed and why: %s', async (method, path, body, invalid) => {
+    const token = await service.client.token();
+    const reqId = `ops-invalid-${Math.random().toString(36).slice(2)}`;
+    const response = await send(service.current.baseUrl, method, path, { authorization: token, 'content-type': 'application/json', 'x-request-id': reqId }, body);
+    expect(response.status).toBe(400);
+    const lines = await completionLines(service.current.logs, reqId);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ reqId, status: 400, level: 30, invalid });
+    // The value sent never reaches the log (it could be a password).
+    expect(service.current.logs.join('')).not.toContain('987654321987');
+  });
+
   it('every line the service writes is JSON', () => {
     expect(logLines(service.current.logs).length).toBeGreaterThan(0);
   });
