@@ -35,27 +35,27 @@ export interface AppDependencies {
 }
 
 export async function buildApp({ config, store, logger, loginLimiter }: AppDependencies): Promise<App> {
-  const tokens = createTokenService(config.secret);
+  const tokens = createTokenService(config.auth.secret);
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }), // one line per request, written below
     bodyLimit: BODY_LIMIT_BYTES,
-    requestTimeout: config.requestTimeoutMs, // whole request, so a slow upload cannot hold a socket
+    requestTimeout: config.http.requestTimeoutMs, // whole request, so a slow upload cannot hold a socket
     connectionTimeout: 60_000, // socket inactivity
     keepAliveTimeout: 65_000, // longer than common load balancer idle timeouts
     http: {
       // Node's 16 KiB would cut off an oversized token with a bare connection reset; at 128 KiB
       // it reaches verification and gets its 401 envelope. Past it: 431 or a clean close.
       maxHeaderSize: MAX_HEADER_BYTES,
-      headersTimeout: Math.min(20_000, config.requestTimeoutMs),
+      headersTimeout: Math.min(20_000, config.http.requestTimeoutMs),
       connectionsCheckingInterval: 1_000, // how often Node enforces the two timeouts above
     },
     // The failed-login limit counts per client, not per load balancer. A number is a hop count.
     trustProxy:
-      typeof config.trustProxy === 'number'
-        ? (_address: string, hop: number) => hop < (config.trustProxy as number)
-        : config.trustProxy,
+      typeof config.http.trustProxy === 'number'
+        ? (_address: string, hop: number) => hop < (config.http.trustProxy as number)
+        : config.http.trustProxy,
     return503OnClosing: false, // requests that arrive while draining are still served
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -99,9 +99,9 @@ export async function buildApp({ config, store, logger, loginLimiter }: AppDepen
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorEnvelope(404, Messages.routeNotFound)));
 
   const routeTable = recordRoutes(app);
-  if (config.corsOrigins) {
+  if (config.http.corsOrigins) {
     await app.register(cors, {
-      origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
+      origin: config.http.corsOrigins === '*' ? '*' : config.http.corsOrigins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
       allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
       exposedHeaders: ['X-Request-Id', 'Retry-After'],
@@ -110,12 +110,12 @@ export async function buildApp({ config, store, logger, loginLimiter }: AppDepen
     });
   }
   await registerOpenApi(app, VERSION);
-  if (config.metrics) observers.push(registerMetrics(app, store));
+  if (config.http.metrics) observers.push(registerMetrics(app, store));
   registerHealthRoutes(app, store);
   registerTokenRoute(app, {
     tokens,
-    credentials: createCredentialsChecker(config.authUsername, config.authPassword),
-    limiter: loginLimiter ?? createLoginLimiter(config.loginRateLimit),
+    credentials: createCredentialsChecker(config.auth.username, config.auth.password),
+    limiter: loginLimiter ?? createLoginLimiter(config.auth.loginRateLimit),
   });
   registerBookRoutes(app, { store, requireToken: createAuthGuard(tokens) });
   await app.after();

@@ -9,26 +9,44 @@ export type StoreConfig =
   | { kind: 'postgres'; url: string }
   | { kind: 'mysql'; url: string };
 
-export interface Config {
+/** How the service listens and treats HTTP clients. */
+export interface HttpSettings {
   port: number;
   host: string;
-  store: StoreConfig;
-  /** DB_URL with any password masked: safe to log. */
-  storeDescription: string;
-  secret: string;
-  authUsername: string;
-  authPassword: string;
-  logLevel: string;
-  loginRateLimit: number;
-  dbConnectTimeoutMs: number;
-  dbPoolMax: number | undefined;
-  dbQueryTimeoutMs: number;
   /** Whole-request deadline (headers and body), so a slow client cannot hold a socket. */
   requestTimeoutMs: number;
-  corsOrigins: string[] | '*' | undefined;
   /** Which proxies' X-Forwarded-For to believe for the client address (Fastify `trustProxy`). */
   trustProxy: boolean | number | string[];
+  corsOrigins: string[] | '*' | undefined;
+  /** Serve GET /metrics. */
   metrics: boolean;
+}
+
+/** Tokens, the built-in account and the failed-login limit. */
+export interface AuthSettings {
+  secret: string;
+  username: string;
+  password: string;
+  /** Failed logins a minute per client address before 429; 0 = off. */
+  loginRateLimit: number;
+}
+
+/** Where the books are kept and how long to wait for the store. */
+export interface StoreSettings {
+  target: StoreConfig;
+  /** DB_URL with any password masked: safe to log. */
+  description: string;
+  connectTimeoutMs: number;
+  /** Bound on one query (and on waiting for a pooled connection). */
+  queryTimeoutMs: number;
+  poolMax: number | undefined;
+}
+
+export interface Config {
+  http: HttpSettings;
+  auth: AuthSettings;
+  store: StoreSettings;
+  logLevel: string;
   workers: number;
   /** Startup warnings (weak secret, default credentials), logged once the logger exists. */
   warnings: string[];
@@ -92,22 +110,28 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
   }
 
   const config: Config = {
-    port: integer(env, 'PORT', 8080, 0, 65535),
-    host: env.HOST ?? '0.0.0.0',
-    store,
-    storeDescription: describeStoreUrl(dbUrl),
-    secret,
-    authUsername,
-    authPassword,
+    http: {
+      port: integer(env, 'PORT', 8080, 0, 65535),
+      host: env.HOST ?? '0.0.0.0',
+      requestTimeoutMs: seconds(env, 'REQUEST_TIMEOUT', 30),
+      trustProxy: parseTrustProxy(env.TRUST_PROXY),
+      corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
+      metrics: boolean(env, 'METRICS', true),
+    },
+    auth: {
+      secret,
+      username: authUsername,
+      password: authPassword,
+      loginRateLimit: integer(env, 'LOGIN_RATE_LIMIT', 10, 0, 1_000_000),
+    },
+    store: {
+      target: store,
+      description: describeStoreUrl(dbUrl),
+      connectTimeoutMs: seconds(env, 'DB_CONNECT_TIMEOUT', 10),
+      queryTimeoutMs: seconds(env, 'DB_QUERY_TIMEOUT', 5),
+      poolMax: env.DB_POOL_MAX === undefined ? undefined : integer(env, 'DB_POOL_MAX', 10, 1, 10_000),
+    },
     logLevel,
-    loginRateLimit: integer(env, 'LOGIN_RATE_LIMIT', 10, 0, 1_000_000),
-    dbConnectTimeoutMs: seconds(env, 'DB_CONNECT_TIMEOUT', 10),
-    dbPoolMax: env.DB_POOL_MAX === undefined ? undefined : integer(env, 'DB_POOL_MAX', 10, 1, 10_000),
-    dbQueryTimeoutMs: seconds(env, 'DB_QUERY_TIMEOUT', 5),
-    requestTimeoutMs: seconds(env, 'REQUEST_TIMEOUT', 30),
-    corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
-    trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    metrics: boolean(env, 'METRICS', true),
     workers: integer(env, 'WORKERS', 1, 1, 1024),
     warnings,
   };

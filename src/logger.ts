@@ -17,7 +17,8 @@ const REDACT_PATHS = [
   'token',
   'data.token',
   'secret',
-  'config.secret',
+  'config.auth.secret',
+  'auth.secret',
 ];
 
 /** A batch is written as soon as it reaches this size, without waiting for the end of the turn. */

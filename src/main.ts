@@ -66,13 +66,7 @@ function readConfig(options?: LoadOptions): Readonly<Config> {
 
 async function openConfiguredStore(config: Readonly<Config>, logger: Logger): Promise<BookStore> {
   try {
-    return await openStore(config.store, {
-      connectTimeoutMs: config.dbConnectTimeoutMs,
-      queryTimeoutMs: config.dbQueryTimeoutMs,
-      poolMax: config.dbPoolMax,
-      logger,
-      description: config.storeDescription,
-    });
+    return await openStore(config.store, logger);
   } catch (error) {
     if (error instanceof StoreStartupError) failStartup(error.message);
     throw error;
@@ -85,7 +79,7 @@ async function migrate() {
   const logger = createLogger(config.logLevel);
   const store = await openConfiguredStore(config, logger);
   await store.close();
-  logger.info({ url: config.storeDescription }, 'store schema is up to date');
+  logger.info({ url: config.store.description }, 'store schema is up to date');
   logger.flush();
 }
 
@@ -93,7 +87,7 @@ async function migrate() {
 async function superviseWorkers(config: Readonly<Config>, logger: Logger) {
   await (await openConfiguredStore(config, logger)).close();
   // The failed-login limit counts across all workers, as in one process.
-  serveLoginLimitToWorkers(config.loginRateLimit);
+  serveLoginLimitToWorkers(config.auth.loginRateLimit);
   let stopping = false;
   const fork = () => cluster.fork();
   for (let i = 0; i < config.workers; i++) fork();
@@ -133,15 +127,15 @@ async function serve() {
 
   const store = await openConfiguredStore(config, logger);
   // Cluster workers share one failed-login count (kept by the primary).
-  const loginLimiter = cluster.isWorker ? await createClusterLoginLimiter(config.loginRateLimit) : undefined;
+  const loginLimiter = cluster.isWorker ? await createClusterLoginLimiter(config.auth.loginRateLimit) : undefined;
   const app = await buildApp({ config, store, logger, loginLimiter });
   try {
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({ port: config.http.port, host: config.http.host });
   } catch (error) {
     await store.close().catch(() => undefined);
-    failStartup(describeListenFailure(error, config));
+    failStartup(describeListenFailure(error, config.http));
   }
-  logger.info({ store: config.store.kind, url: config.storeDescription, version: VERSION }, 'book service ready');
+  logger.info({ store: config.store.target.kind, url: config.store.description, version: VERSION }, 'book service ready');
 
   let shuttingDown = false;
   async function shutdown(signal: NodeJS.Signals) {
@@ -156,7 +150,7 @@ async function serve() {
     forceExit.unref();
     // Node stops enforcing REQUEST_TIMEOUT once the server is closing: cut connections that
     // still have not finished sending their request before the grace period runs out.
-    setTimeout(() => app.server.closeAllConnections(), Math.min(config.requestTimeoutMs, SHUTDOWN_GRACE_MS - 1_000)).unref();
+    setTimeout(() => app.server.closeAllConnections(), Math.min(config.http.requestTimeoutMs, SHUTDOWN_GRACE_MS - 1_000)).unref();
     try {
       await app.close(); // stops accepting, waits for in-flight requests
       await store.close();
@@ -183,7 +177,7 @@ async function serve() {
 }
 
 /** Why the server could not listen, naming the setting to fix. */
-function describeListenFailure(error: unknown, { host, port }: Readonly<Config>): string {
+function describeListenFailure(error: unknown, { host, port }: Readonly<Config>['http']): string {
   const { code, message } = error as NodeJS.ErrnoException;
   switch (code) {
     case 'ENOTFOUND':

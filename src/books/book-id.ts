@@ -1,6 +1,6 @@
 // `:id` → bigint. Anything that is not a positive decimal integer within the 64-bit id
 // range is simply not a book (404), never a 4xx of another kind or a 5xx.
-import { MAX_BOOK_ID } from '../store/book-store.js';
+import { MAX_BOOK_ID } from './book.js';
 
 const DECIMAL_ID = /^0*([1-9][0-9]{0,18})$/;
 

@@ -4,7 +4,8 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
 import type { App } from '../http/types.js';
-import type { BookFields, BookPage, BookStore, StoredBook } from '../store/book-store.js';
+import type { BookFields, StoredBook } from './book.js';
+import type { BookPage, BookStore } from '../store/book-store.js';
 import { parseBookId } from './book-id.js';
 import { BookIdParams, BookResponses, CreateBookBody, UpdateBookBody, refTo, type UpdateBookBody as UpdateBody } from './schemas.js';
 

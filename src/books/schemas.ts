@@ -7,10 +7,8 @@
 // one type per name.
 import { Type, type Static, type TSchema } from 'typebox';
 import { Messages } from '../http/envelope.js';
+import { BOOK_TEXT_MAX_LENGTH, BOOK_YEAR_MAX, BOOK_YEAR_MIN } from './book.js';
 
-export const TEXT_MAX_LENGTH = 500;
-export const YEAR_MIN = -9999;
-export const YEAR_MAX = 9999;
 
 /**
  * A reference to a named schema, carrying the TypeScript type of the schema it names, so that
@@ -29,9 +27,9 @@ export function refTo<Named extends TSchema>(schema: Named) {
 const TEXT_PATTERN = '^(?=[\\s\\S]*\\S)[^\\u0000\\uD800-\\uDFFF]*$';
 
 const BookText = (description: string) =>
-  Type.String({ minLength: 1, maxLength: TEXT_MAX_LENGTH, pattern: TEXT_PATTERN, description });
+  Type.String({ minLength: 1, maxLength: BOOK_TEXT_MAX_LENGTH, pattern: TEXT_PATTERN, description });
 
-const BookYear = Type.Integer({ minimum: YEAR_MIN, maximum: YEAR_MAX, description: 'Year of the book' });
+const BookYear = Type.Integer({ minimum: BOOK_YEAR_MIN, maximum: BOOK_YEAR_MAX, description: 'Year of the book' });
 
 const ID_RANGE = 'an integer from 1 to 9223372036854775807 (64 bits)';
 

@@ -1,14 +1,6 @@
 // The BookStore interface: what the HTTP layer needs from persistence, nothing more.
 
-export interface BookFields {
-  title: string;
-  author: string;
-  year: number;
-}
-
-export interface StoredBook extends BookFields {
-  id: bigint;
-}
+import type { BookFields, StoredBook } from '../books/book.js';
 
 export type StoreDialect = 'sqlite' | 'postgres' | 'mysql';
 
@@ -20,9 +12,6 @@ export interface BookPage {
   /** Id of the last book of the page, where the next page starts. */
   lastId: bigint | undefined;
 }
-
-/** Largest id any store can hold: ids are signed 64-bit integers in every dialect. */
-export const MAX_BOOK_ID = 2n ** 63n - 1n;
 
 /** Connection pool usage, for metrics. SQLite has one connection: total = max = 1. */
 export interface PoolStats {

@@ -3,7 +3,8 @@ import { sql, type CompiledQuery, type Generated, type Kysely, type QueryResult 
 import { PLUCK_MARKER } from './dialects/common.js';
 import type { SqliteExecutor } from './dialects/sqlite.js';
 import { GroupCommit } from './group-commit.js';
-import type { BookFields, BookPage, BookStore, PoolStats, StoreDialect, StoredBook } from './book-store.js';
+import { bookJson, type BookFields, type StoredBook } from '../books/book.js';
+import type { BookPage, BookStore, PoolStats, StoreDialect } from './book-store.js';
 import { classifyStoreError } from './errors.js';
 
 interface BooksTable {
@@ -213,11 +214,6 @@ function compileSelectPage(db: Kysely<BookDatabase>, dialect: StoreDialect) {
     case 'mysql':
       return db.selectFrom('books').select(COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).compile();
   }
-}
-
-/** The same JSON text the stores write: keys in schema order, the id's exact digits. */
-export function bookJson(book: StoredBook): string {
-  return `{"id":${book.id},"title":${JSON.stringify(book.title)},"author":${JSON.stringify(book.author)},"year":${book.year}}`;
 }
 
 /** The id at the start of a book's JSON text as the stores write it: `{"id":123,…`. */

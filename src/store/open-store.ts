@@ -2,7 +2,8 @@
 // Any failure here is a StoreStartupError: the service does not start.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, Migrator, sql } from 'kysely';
-import type { StoreConfig } from '../config.js';
+import type { Logger } from 'pino';
+import type { StoreConfig, StoreSettings } from '../config.js';
 import type { BookStore, StoreDialect } from './book-store.js';
 import type { DialectOptions, OpenedDialect } from './dialects/common.js';
 import { isStoreUnavailable } from './errors.js';
@@ -10,18 +11,20 @@ import { KyselyBookStore, type BookDatabase } from './kysely-book-store.js';
 import { migrationsFor } from './migrations/index.js';
 import { StoreStartupError } from './startup-error.js';
 
-export interface OpenStoreOptions extends DialectOptions {
-  /** How long to wait for a store that is not up yet. */
-  connectTimeoutMs: number;
-}
-
 export { StoreStartupError };
 
 const RETRY_DELAY_MS = 250;
 
-export async function openStore(config: StoreConfig, options: OpenStoreOptions): Promise<BookStore> {
-  const dialect: StoreDialect = config.kind;
-  const { kyselyDialect, poolStats, sqlite } = await openDialect(config, options);
+export async function openStore(settings: StoreSettings, logger: Logger): Promise<BookStore> {
+  const options: OpenStoreOptions = {
+    connectTimeoutMs: settings.connectTimeoutMs,
+    queryTimeoutMs: settings.queryTimeoutMs,
+    poolMax: settings.poolMax,
+    description: settings.description,
+    logger,
+  };
+  const dialect: StoreDialect = settings.target.kind;
+  const { kyselyDialect, poolStats, sqlite } = await openDialect(settings.target, options);
   const db = new Kysely<BookDatabase>({ dialect: kyselyDialect });
   try {
     await waitUntilReachable(db, options);
@@ -43,6 +46,11 @@ async function openDialect(config: StoreConfig, options: OpenStoreOptions): Prom
     case 'mysql':
       return (await import('./dialects/mysql.js')).openMysqlDialect(config.url, options);
   }
+}
+
+interface OpenStoreOptions extends DialectOptions {
+  /** How long to wait for a store that is not up yet. */
+  connectTimeoutMs: number;
 }
 
 async function waitUntilReachable(db: Kysely<BookDatabase>, options: OpenStoreOptions): Promise<void> {

@@ -46,13 +46,7 @@ export async function startService(kind: StoreKind, env: Record<string, string> 
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const store = await openStore(config.store, {
-    connectTimeoutMs: config.dbConnectTimeoutMs,
-    queryTimeoutMs: config.dbQueryTimeoutMs,
-    poolMax: config.dbPoolMax,
-    logger,
-    description: config.storeDescription,
-  });
+  const store = await openStore(config.store, logger);
   const app = await buildApp({ config, store, logger });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

@@ -12,14 +12,14 @@ const SECRET = 'x'.repeat(32);
 describe('configuration', () => {
   it('defaults: port 8080, host 0.0.0.0, SQLite ./data/books.db under the working directory', () => {
     const config = loadConfig({ SECRET_TOKEN: SECRET }, cwd);
-    expect(config.port).toBe(8080);
-    expect(config.host).toBe('0.0.0.0');
-    expect(config.store).toEqual({ kind: 'sqlite', file: join(cwd, 'data', 'books.db') });
-    expect(config.authUsername).toBe('admin');
-    expect(config.authPassword).toBe('password');
-    expect(config.loginRateLimit).toBe(10);
-    expect(config.dbConnectTimeoutMs).toBe(10_000);
-    expect(config.metrics).toBe(true);
+    expect(config.http.port).toBe(8080);
+    expect(config.http.host).toBe('0.0.0.0');
+    expect(config.store.target).toEqual({ kind: 'sqlite', file: join(cwd, 'data', 'books.db') });
+    expect(config.auth.username).toBe('admin');
+    expect(config.auth.password).toBe('password');
+    expect(config.auth.loginRateLimit).toBe(10);
+    expect(config.store.connectTimeoutMs).toBe(10_000);
+    expect(config.http.metrics).toBe(true);
     expect(config.workers).toBe(1);
     expect(config.logLevel).toBe('info');
     expect(config.warnings.join('\n')).toMatch(/default credentials/);
@@ -59,9 +59,9 @@ describe('configuration', () => {
     const dir = mkdtempSync(join(tmpdir(), 'books-dotenv-'));
     writeFileSync(join(dir, '.env'), `SECRET_TOKEN=${SECRET}\nPORT=9000\nHOST=127.0.0.1\n`);
     const config = loadConfig({ PORT: '9100' }, dir);
-    expect(config.secret).toBe(SECRET);
-    expect(config.port).toBe(9100);
-    expect(config.host).toBe('127.0.0.1');
+    expect(config.auth.secret).toBe(SECRET);
+    expect(config.http.port).toBe(9100);
+    expect(config.http.host).toBe('127.0.0.1');
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -79,7 +79,7 @@ describe('configuration', () => {
   });
 
   it('TRUST_PROXY: off by default; true, a hop count or addresses', () => {
-    const trust = (value?: string) => loadConfig({ SECRET_TOKEN: SECRET, ...(value === undefined ? {} : { TRUST_PROXY: value }) }, cwd).trustProxy;
+    const trust = (value?: string) => loadConfig({ SECRET_TOKEN: SECRET, ...(value === undefined ? {} : { TRUST_PROXY: value }) }, cwd).http.trustProxy;
     expect(trust()).toBe(false);
     expect(trust('true')).toBe(true);
     expect(trust('2')).toBe(2);
@@ -88,9 +88,9 @@ describe('configuration', () => {
   });
 
   it('CORS_ORIGINS: off by default, "*" or a comma-separated list', () => {
-    expect(loadConfig({ SECRET_TOKEN: SECRET }, cwd).corsOrigins).toBeUndefined();
-    expect(loadConfig({ SECRET_TOKEN: SECRET, CORS_ORIGINS: '*' }, cwd).corsOrigins).toBe('*');
-    expect(loadConfig({ SECRET_TOKEN: SECRET, CORS_ORIGINS: 'https://a.example, https://b.example' }, cwd).corsOrigins).toEqual([
+    expect(loadConfig({ SECRET_TOKEN: SECRET }, cwd).http.corsOrigins).toBeUndefined();
+    expect(loadConfig({ SECRET_TOKEN: SECRET, CORS_ORIGINS: '*' }, cwd).http.corsOrigins).toBe('*');
+    expect(loadConfig({ SECRET_TOKEN: SECRET, CORS_ORIGINS: 'https://a.example, https://b.example' }, cwd).http.corsOrigins).toEqual([
       'https://a.example',
       'https://b.example',
     ]);

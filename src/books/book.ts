@@ -1,0 +1,33 @@
+// What a book is: its fields, their types and limits, and its JSON shape. The request and
+// response schemas, the table's columns and every JSON writer (the stores' included) follow
+// from this file; test/unit/book-definition.test.ts fails when one of them drifts from it.
+
+/** The fields a client writes, in the order the JSON shape lists them after `id`. */
+export const BOOK_FIELDS = ['title', 'author', 'year'] as const;
+
+/** Every stored column, in JSON order: `{"id":…,"title":…,"author":…,"year":…}`. */
+export const BOOK_COLUMNS = ['id', ...BOOK_FIELDS] as const;
+
+/** `title` and `author`: 1 to this many characters (UTF-16 code units, as JSON Schema counts). */
+export const BOOK_TEXT_MAX_LENGTH = 500;
+export const BOOK_YEAR_MIN = -9999;
+export const BOOK_YEAR_MAX = 9999;
+
+/** Ids are signed 64-bit integers in every store; 0 and negatives are never assigned. */
+export const MAX_BOOK_ID = 2n ** 63n - 1n;
+
+export interface BookFields {
+  title: string;
+  author: string;
+  year: number;
+}
+
+/** A stored book. Ids travel as `bigint` inside the service, so ids above 2^53 stay exact. */
+export interface StoredBook extends BookFields {
+  id: bigint;
+}
+
+/** A book's JSON text, as every response carries it: keys in BOOK_COLUMNS order, the id's exact digits. */
+export function bookJson(book: StoredBook): string {
+  return `{"id":${book.id},"title":${JSON.stringify(book.title)},"author":${JSON.stringify(book.author)},"year":${book.year}}`;
+}
