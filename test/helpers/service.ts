@@ -1,12 +1,11 @@
-// Starts the real service (config → store → app) listening on a free port, over a fresh
-// store, and talks to it over real HTTP.
+// Starts the real service with the entry point's own startServer(), listening on a free port
+// over a fresh store, and talks to it over real HTTP.
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll } from 'vitest';
-import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
+import { startServer } from '../../src/server.js';
 import type { BookStore } from '../../src/store/book-store.js';
-import { openStore } from '../../src/store/open-store.js';
 import type { App } from '../../src/http/types.js';
 import { createTestStore, type StoreKind, type TestStore } from './stores.js';
 
@@ -34,6 +33,8 @@ export async function startService(kind: StoreKind, env: Record<string, string> 
       AUTH_PASSWORD: TEST_PASSWORD,
       DB_URL: testStore.url,
       LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: '0',
       ...env,
     },
     process.cwd(),
@@ -45,22 +46,16 @@ export async function startService(kind: StoreKind, env: Record<string, string> 
       callback();
     },
   });
-  const logger = createLogger(config.logLevel, sink);
-  const store = await openStore(config.store, logger);
-  const app = await buildApp({ config, store, logger });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  const server = await startServer(config, createLogger(config.logLevel, sink));
   return {
     kind,
-    baseUrl: `http://127.0.0.1:${address.port}`,
-    app,
-    store,
+    baseUrl: server.url,
+    app: server.app,
+    store: server.store,
     testStore,
     logs,
     async stop() {
-      await app.close();
-      await store.close();
+      await server.stop();
       await testStore.drop();
     },
   };

@@ -1,0 +1,66 @@
+// The command line: `[serve|migrate]`, `--help`, `--version`. A mistake is a UsageError.
+import { parseArgs } from 'node:util';
+import { VERSION } from './version.js';
+
+export type Command = 'serve' | 'migrate' | 'help' | 'version';
+
+export const USAGE = `Usage:
+  node dist/main.js [serve]    start the service (the default)
+  node dist/main.js migrate    create or migrate the store's schema, then exit
+  node dist/main.js --help     this text
+  node dist/main.js --version  the version
+`;
+
+export const HELP = `book-service ${VERSION}: the book collection service
+
+${USAGE}
+Configuration comes from the environment and from .env in the working directory
+(the environment wins; an empty variable counts as unset):
+  SECRET_TOKEN        required: the HMAC key that signs tokens (32+ random bytes)
+  DB_URL              sqlite:./data/books.db | postgres://… | mysql://… (default: SQLite)
+  PORT, HOST          8080, 0.0.0.0
+  AUTH_USERNAME       admin      the single built-in account
+  AUTH_PASSWORD       password
+  LOG_LEVEL           info       fatal, error, warn, info, debug, trace, silent
+  LOGIN_RATE_LIMIT    10         failed logins a minute per client address; 0 = off
+  TRUST_PROXY         false      true, a hop count, or proxy addresses/CIDRs
+  DB_CONNECT_TIMEOUT  10         seconds to wait for the store at startup
+  DB_QUERY_TIMEOUT    5          seconds one store query may take (then 503)
+  DB_POOL_MAX         10         connections per process (PostgreSQL, MySQL)
+  REQUEST_TIMEOUT     30         seconds a client has to send a whole request
+  CORS_ORIGINS        off        comma-separated browser origins, or *
+  METRICS             true       serve /metrics
+  WORKERS             1          processes sharing the port
+See README.md and .env.example.
+`;
+
+/** A mistake on the command line: one line, then the usage, exit 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+const FLAGS = new Map<string, Command>([
+  ['help', 'help'],
+  ['h', 'help'],
+  ['version', 'version'],
+  ['v', 'version'],
+]);
+
+export function parseCommandLine(args: string[]): Command {
+  const { tokens } = parseArgs({ args, strict: false, allowPositionals: true, tokens: true });
+  const positionals: string[] = [];
+  let flag: Command | undefined;
+  for (const token of tokens) {
+    if (token.kind === 'positional') positionals.push(token.value);
+    if (token.kind !== 'option') continue;
+    const command = FLAGS.get(token.name);
+    if (command === undefined) throw new UsageError(`unknown option ${token.rawName}`);
+    if (token.value !== undefined) throw new UsageError(`option ${token.rawName} takes no value`);
+    flag ??= command;
+  }
+  if (flag) return flag;
+  if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
+  const [name = 'serve'] = positionals;
+  if (name !== 'serve' && name !== 'migrate') throw new UsageError(`unknown command ${name}`);
+  return name;
+}

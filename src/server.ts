@@ -1,0 +1,91 @@
+// One serving process: open the store, build the app, listen; and the one way to stop it
+// (drain in-flight requests, then close the store). The entry point and the tests both use it.
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import type { LoginLimiter } from './auth/login-limiter.js';
+import type { Config, HttpSettings } from './config.js';
+import type { App } from './http/types.js';
+import type { BookStore } from './store/book-store.js';
+import { openStore } from './store/open-store.js';
+import { StartupError } from './startup-error.js';
+
+/** The longest a graceful stop may take before the process gives up waiting. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+export interface RunningServer {
+  app: App;
+  store: BookStore;
+  /** `http://host:port` as bound (the real port when PORT=0). */
+  url: string;
+  /** Stops accepting, lets in-flight requests finish, closes the store. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** The failed-login limiter; one for this process unless given (cluster workers share one). */
+  loginLimiter?: LoginLimiter;
+}
+
+export async function startServer(config: Readonly<Config>, logger: Logger, options: StartOptions = {}): Promise<RunningServer> {
+  const store = await openStore(config.store, logger);
+  let app: App;
+  try {
+    app = await buildApp({ config, store, logger, loginLimiter: options.loginLimiter });
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+  try {
+    await app.listen({ port: config.http.port, host: config.http.host });
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw new StartupError(describeListenFailure(error, config.http), { cause: error });
+  }
+  const address = app.server.address();
+  const url = typeof address === 'object' && address !== null ? `http://${formatHost(address.address)}:${address.port}` : String(address);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      // Node stops enforcing REQUEST_TIMEOUT once the server is closing: cut connections that
+      // still have not finished sending their request before the grace period runs out.
+      const cutStalled = setTimeout(
+        () => app.server.closeAllConnections(),
+        Math.min(config.http.requestTimeoutMs, SHUTDOWN_GRACE_MS - 1_000),
+      );
+      cutStalled.unref();
+      try {
+        await app.close(); // stops accepting, waits for in-flight requests
+        await store.close();
+      } finally {
+        clearTimeout(cutStalled);
+      }
+    })();
+    return stopping;
+  };
+  return { app, store, url, stop };
+}
+
+function formatHost(address: string): string {
+  return address.includes(':') ? `[${address}]` : address;
+}
+
+/** Why the server could not listen, naming the setting to fix. */
+function describeListenFailure(error: unknown, { host, port }: Readonly<HttpSettings>): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return `HOST "${host}" does not resolve to an address of this machine (${code})`;
+    case 'EADDRNOTAVAIL':
+      return `HOST "${host}" is not an address of this machine (${code})`;
+    case 'EADDRINUSE':
+      return `PORT ${port} is already in use on ${host} (${code})`;
+    case 'EACCES':
+      return `no permission to listen on PORT ${port} (${code}): ports below 1024 need privileges`;
+    default:
+      return `cannot listen on ${host}:${port} (PORT, HOST): ${code ?? message}`;
+  }
+}
