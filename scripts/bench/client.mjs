@@ -1,0 +1,57 @@
+// The bench's own HTTP client for the servers under test: a free port to give a server, one
+// request, a token.
+import { Buffer } from 'node:buffer';
+import http from 'node:http';
+import net from 'node:net';
+import { CREDENTIALS_BODY } from './settings.mjs';
+
+export function freePort() {
+  return new Promise((resolvePromise, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+/** One HTTP request; resolves with status and parsed JSON body (or raw text). */
+export function request(port, method, path, { token, body, agent = false, timeoutMs = 60_000 } = {}) {
+  return new Promise((resolvePromise, reject) => {
+    const headers = {};
+    if (token) headers.authorization = token;
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = Buffer.byteLength(body);
+    }
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolvePromise({ status: res.statusCode, json, text });
+      });
+      res.on('error', reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export async function getToken(port) {
+  const response = await request(port, 'POST', '/token', { body: CREDENTIALS_BODY });
+  const token = response.json?.data?.token;
+  if (response.status !== 200 || typeof token !== 'string') {
+    throw new Error(`POST /token answered ${response.status}: ${response.text.slice(0, 200)}`);
+  }
+  return token;
+}

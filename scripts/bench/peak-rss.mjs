@@ -1,0 +1,41 @@
+// Peak memory of a server under test: VmHWM from /proc/<pid>/status, over its process tree.
+import { readFileSync, readdirSync } from 'node:fs';
+
+function descendants(pid) {
+  const found = [];
+  let tasks;
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return found;
+  }
+  for (const task of tasks) {
+    let children;
+    try {
+      children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const child of children.split(' ').filter(Boolean).map(Number)) found.push(child, ...descendants(child));
+  }
+  return found;
+}
+
+/**
+ * Peak RSS (VmHWM) of the service process; should it have forked (WORKERS > 1), the peaks of
+ * its descendants are added, an upper bound of the peak of the whole tree.
+ */
+export function readPeakRss(pid) {
+  let kib = 0;
+  let processes = 0;
+  for (const each of [pid, ...descendants(pid)]) {
+    try {
+      const status = readFileSync(`/proc/${each}/status`, 'utf8');
+      kib += Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
+      processes += 1;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return { peakRssMiB: processes ? kib / 1024 : null, processes };
+}

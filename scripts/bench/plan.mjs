@@ -1,0 +1,89 @@
+// The plan of a run, in order: load generator, temp dir, stores, Go/Gin build, startup times,
+// the services seeded, the Go/Gin reference and the baseline started, the rounds, peak RSS,
+// GET /books at 10,000 books, the logs summed up. Returns what the report is made from.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
+import { onCleanup, stopChild } from './children.mjs';
+import { freePort } from './client.mjs';
+import { prepareGoGin, startGoGins } from './go-gin.mjs';
+import { measureLargeList } from './large-list.mjs';
+import { log } from './log.mjs';
+import { describeMachine } from './machine.mjs';
+import { readPeakRss } from './peak-rss.mjs';
+import { spawnBaseline, startService, waitForAnswer } from './processes.mjs';
+import { buildScenarios, runRounds } from './scenarios.mjs';
+import { seedAndCheck } from './seed.mjs';
+import { summariseLog } from './service-log.mjs';
+import { CONNECTIONS, LOG_DIR, MAIN_JS, SEED_BOOKS, THREADS, UsageError, keepFullLogs, wantedStores } from './settings.mjs';
+import { measureStartup } from './startup.mjs';
+import { openStores } from './stores.mjs';
+import { chooseTool } from './wrk.mjs';
+
+/** Runs the whole benchmark; returns { started, machine, tool, stores, skipped, goGin, scenarios }. */
+export async function runPlan(settings) {
+  if (!existsSync(MAIN_JS)) throw new UsageError(`${relative(process.cwd(), MAIN_JS)} is missing: run \`npm run bench\` (it builds first)`);
+  const wanted = wantedStores();
+  const tool = chooseTool();
+  mkdirSync(LOG_DIR, { recursive: true });
+
+  const tempDir = mkdtempSync(join(os.tmpdir(), 'books-bench-'));
+  onCleanup(() => rmSync(tempDir, { recursive: true, force: true }));
+  const workDir = join(tempDir, 'cwd');
+  mkdirSync(workDir);
+
+  const machine = describeMachine(tool);
+  const started = new Date();
+  log(
+    `bench: ${settings.rounds} round(s) × ${settings.durationS} s (+${settings.warmupS} s warm-up), ` +
+      `${tool.name} ${THREADS} thread / ${CONNECTIONS} connections; ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ` +
+      `load ${machine.loadAverageAtStart.join(' ')}`,
+  );
+
+  const { stores, skipped } = await openStores(wanted, tempDir);
+  for (const store of stores) {
+    store.secret = randomBytes(48).toString('base64url');
+    store.logFile = join(LOG_DIR, `service-${store.kind}.log`);
+    writeFileSync(store.logFile, '');
+  }
+
+  // Go/Gin reference: built now, started below once the services are seeded.
+  const goGin = await prepareGoGin(settings.goGin, tempDir);
+
+  await measureStartup(stores, workDir, settings.workers);
+
+  // Services under test, seeded with SEED_BOOKS books through the API
+  for (const store of stores) {
+    const service = await startService(store, workDir, settings.workers);
+    store.service = service;
+    store.seededIds = await seedAndCheck(service.port, `${store.label}: `);
+    log(`bench: ${store.label}: service pid ${service.child.pid} on port ${service.port}, ${SEED_BOOKS} books seeded`);
+  }
+  await startGoGins(goGin, stores, tempDir, workDir);
+  const baselinePort = await freePort();
+  const baseline = spawnBaseline(baselinePort);
+  await waitForAnswer(baseline, baselinePort, performance.now(), { method: 'GET', path: '/', what: 'the baseline server' });
+
+  const scenarios = buildScenarios(stores, baselinePort);
+  await runRounds(scenarios, tool, settings);
+  await stopChild(baseline);
+
+  for (const store of stores) {
+    store.peak = readPeakRss(store.service.child.pid);
+    await stopChild(store.service.child);
+    if (store.goGin) {
+      store.goGin.peak = readPeakRss(store.goGin.child.pid);
+      await stopChild(store.goGin.child);
+    }
+  }
+
+  await measureLargeList(stores, workDir, tool, settings);
+
+  for (const store of stores) {
+    store.logSummary = await summariseLog(store.logFile, keepFullLogs());
+  }
+  return { started, machine, tool, stores, skipped, goGin, scenarios };
+}

@@ -1,0 +1,97 @@
+// The results of a run: the report object (bench-results/latest.json), and writing it, the page
+// (docs/benchmarks.md; with BENCH_WORKERS=N the -workers-N variants) and the console tables.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import process from 'node:process';
+import { goGinLogSummary } from './go-gin.mjs';
+import { renderMarkdown } from './page.mjs';
+import { DOCS_FILE, GO_DIR, LUA_SCRIPT, RESULTS_DIR, ROOT } from './settings.mjs';
+import { median, round1, summarise } from './stats.mjs';
+import { renderConsole } from './terminal.mjs';
+
+/** Per scenario of the service (and the baseline): its summary, and the Go/Gin one beside it. */
+function scenarioResults(scenarios) {
+  const baselineRps = median(scenarios[0].rounds.map((r) => r.rps));
+  const summaries = new Map(scenarios.map((scenario) => [scenario, summarise(scenario.rounds, scenario.warmups)]));
+  return scenarios
+    .filter((scenario) => scenario.target !== 'go-gin')
+    .map((scenario) => {
+      const summary = summaries.get(scenario);
+      const go = scenarios.find((o) => o.target === 'go-gin' && o.store === scenario.store && o.id === scenario.id);
+      const goSummary = go ? summaries.get(go) : null;
+      return {
+        id: scenario.id,
+        scenario: scenario.name,
+        store: scenario.store?.kind ?? 'node:http',
+        ...summary,
+        ratioToBaseline: baselineRps ? summary.rps / baselineRps : null,
+        ratioToGoGin: goSummary?.rps ? summary.rps / goSummary.rps : null,
+        goGin: goSummary && { ...goSummary, ratioToBaseline: baselineRps ? goSummary.rps / baselineRps : null },
+      };
+    });
+}
+
+/** The Go/Gin part of the report: how it was built, per store its figures or why it was skipped. */
+function goGinReport(goGin, stores) {
+  return {
+    source: relative(ROOT, join(GO_DIR, 'main.go')),
+    mode: goGin.mode,
+    ...(goGin.skipped ? { skipped: goGin.skipped } : {}),
+    ...(goGin.built
+      ? {
+          go: goGin.built.goVersion,
+          debianPackages: goGin.built.packages,
+          buildS: goGin.built.buildS,
+          requestLog: goGin.built.logger,
+          stores: Object.fromEntries(
+            stores.map((store) => [
+              store.kind,
+              store.goGin
+                ? {
+                    description: store.goGin.description,
+                    peakRssMiB: round1(store.goGin.peak.peakRssMiB),
+                    log: { file: relative(ROOT, store.goGin.logFile), ...goGinLogSummary(store.goGin.logFile) },
+                  }
+                : { skipped: store.goGinSkipped },
+            ]),
+          ),
+        }
+      : {}),
+  };
+}
+
+/** The report of a run (what runPlan returned), as written to bench-results/latest.json. */
+export function buildReport({ started, machine, tool, stores, skipped, goGin, scenarios }, settings) {
+  const results = scenarioResults(scenarios);
+  return {
+    generatedAt: started.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine,
+    settings: { ...settings, warmupBeforeEachRun: true, tool: tool.name, luaScript: relative(ROOT, LUA_SCRIPT) },
+    stores: Object.fromEntries([
+      ...stores.map((store) => [store.kind, { description: store.description }]),
+      ...Object.entries(skipped).map(([kind, reason]) => [kind, { skipped: reason }]),
+    ]),
+    results,
+    peakRssMiB: Object.fromEntries(stores.map((store) => [store.kind, round1(store.peak.peakRssMiB)])),
+    peakRssProcesses: Object.fromEntries(stores.map((store) => [store.kind, store.peak.processes])),
+    largeList: Object.fromEntries(stores.map((store) => [store.kind, store.largeList])),
+    startup: Object.fromEntries(stores.map((store) => [store.kind, store.startup])),
+    goGin: goGinReport(goGin, stores),
+    serviceLog: Object.fromEntries(
+      stores.map((store) => [store.kind, { file: relative(ROOT, store.logFile), ...store.logSummary }]),
+    ),
+  };
+}
+
+/** Writes the JSON file and the page, and prints the tables. */
+export function writeReport(report, stores, settings) {
+  const suffix = settings.workers === undefined ? '' : `-workers-${settings.workers}`;
+  const resultsFile = join(RESULTS_DIR, `latest${suffix}.json`);
+  const docsFile = DOCS_FILE.replace(/\.md$/, `${suffix}.md`);
+  writeFileSync(resultsFile, `${JSON.stringify(report, null, 2)}\n`);
+  mkdirSync(dirname(docsFile), { recursive: true });
+  writeFileSync(docsFile, renderMarkdown(report, stores));
+  process.stdout.write(renderConsole(report, stores));
+  process.stdout.write(`\nWrote ${relative(process.cwd(), resultsFile)} and ${relative(process.cwd(), docsFile)}\n`);
+}

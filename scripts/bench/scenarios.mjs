@@ -1,0 +1,101 @@
+// The scenarios and their rounds: the baseline, then per store each of the four scenarios on the
+// service followed by the same on the Go/Gin reference; BENCH_ROUNDS rounds taken round-robin
+// over all of them, each run after its warm-up.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { checkAborted } from './children.mjs';
+import { getToken } from './client.mjs';
+import { fmtRun } from './format.mjs';
+import { assertGoGinAlive } from './go-gin.mjs';
+import { log } from './log.mjs';
+import { assertAlive } from './processes.mjs';
+import { BOOK_BODY, CREDENTIALS_BODY, SEED_BOOKS } from './settings.mjs';
+import { runLoad } from './wrk.mjs';
+
+/** The four scenarios against one server (the service or the Go/Gin reference) and its store. */
+function storeScenarios(port, seededIds, store) {
+  const maxSeeded = Math.max(...seededIds);
+  return [
+    {
+      id: 'get-book',
+      name: `GET /book/:id (${SEED_BOOKS} ids in turn)`,
+      run: async () => ({ port, paths: seededIds.map((id) => `/book/${id}`), token: await getToken(port) }),
+    },
+    { id: 'list-books', name: `GET /books (${SEED_BOOKS} books)`, run: async () => ({ port, path: '/books', token: await getToken(port) }) },
+    { id: 'login', name: 'POST /token', run: () => ({ port, method: 'POST', path: '/token', body: CREDENTIALS_BODY }) },
+    {
+      id: 'create-book',
+      name: 'POST /book',
+      run: async () => ({ port, method: 'POST', path: '/book', body: BOOK_BODY, token: await getToken(port) }),
+      // Back to the seeded books, so GET /books lists SEED_BOOKS books in the next round.
+      // Requests still queued for the pool when wrk disconnects are completed by the server
+      // afterwards, so repeat until no late insert lands after the delete.
+      after: async () => {
+        let left;
+        for (let attempt = 1; attempt <= 40; attempt += 1) {
+          left = await store.resetTo(maxSeeded);
+          await sleep(250);
+          if (left === SEED_BOOKS && (await store.resetTo(maxSeeded)) === SEED_BOOKS) return;
+        }
+        throw new Error(`${store.label}: ${left} books after reset, expected ${SEED_BOOKS}`);
+      },
+    },
+  ];
+}
+
+/** All scenarios of the run, in the order of a round; the baseline first. */
+export function buildScenarios(stores, baselinePort) {
+  const scenarios = [
+    {
+      id: 'baseline',
+      name: 'GET (bare node:http, fixed book JSON)',
+      label: 'GET (bare node:http, fixed book JSON)',
+      target: 'baseline',
+      store: null,
+      run: () => ({ port: baselinePort, path: '/book/1' }),
+    },
+  ];
+  for (const store of stores) {
+    const service = storeScenarios(store.service.port, store.seededIds, store).map((scenario) => ({
+      ...scenario,
+      label: `${scenario.name} [${store.label}]`,
+      target: 'service',
+      store,
+      assertAlive: () => assertAlive(store.service.child, store),
+    }));
+    const go = store.goGin
+      ? storeScenarios(store.goGin.port, store.goGin.seededIds, store.goGin.store).map((scenario) => ({
+          ...scenario,
+          label: `${scenario.name} [${store.goGin.label}]`,
+          target: 'go-gin',
+          store,
+          assertAlive: () => assertGoGinAlive(store.goGin),
+        }))
+      : [];
+    service.forEach((scenario, i) => scenarios.push(scenario, ...(go[i] ? [go[i]] : [])));
+  }
+  for (const scenario of scenarios) {
+    scenario.rounds = [];
+    scenario.warmups = [];
+  }
+  return scenarios;
+}
+
+/** Runs the rounds; each scenario collects its measured runs and warm-ups. */
+export async function runRounds(scenarios, tool, settings) {
+  for (let round = 1; round <= settings.rounds; round += 1) {
+    for (const scenario of scenarios) {
+      checkAborted();
+      scenario.assertAlive?.();
+      const label = scenario.label;
+      const options = await scenario.run();
+      if (settings.warmupS > 0) scenario.warmups.push(await runLoad(tool, { ...options, duration: settings.warmupS }));
+      const result = await runLoad(tool, { ...options, duration: settings.durationS }).catch((error) => {
+        scenario.assertAlive?.();
+        throw error;
+      });
+      scenario.rounds.push(result);
+      await scenario.after?.();
+      log(`bench: round ${round}/${settings.rounds} ${label}: ${fmtRun(result)}`);
+    }
+  }
+}

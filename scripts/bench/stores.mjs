@@ -1,0 +1,152 @@
+// Fresh stores for a run: a SQLite file in the temp dir and a fresh PostgreSQL database (dropped
+// at cleanup). Each store can go back to its seeded books and be filled directly up to N books.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import process from 'node:process';
+import { URL } from 'node:url';
+import { onCleanup } from './children.mjs';
+import { log } from './log.mjs';
+import { seedBook } from './seed.mjs';
+import { POSTGRES_ADMIN_URL, ROOT, UsageError } from './settings.mjs';
+
+async function withPostgres(url, work) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function packageVersion(name) {
+  try {
+    return JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return '?';
+  }
+}
+
+function redactUrl(url) {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+export async function createSqliteStore(tempDir, dirName = 'sqlite') {
+  const dir = join(tempDir, dirName);
+  mkdirSync(dir);
+  const file = join(dir, 'books.db');
+  const { default: Database } = await import('better-sqlite3');
+  const withDb = (work) => {
+    const db = new Database(file);
+    try {
+      db.pragma('busy_timeout = 10000');
+      return work(db);
+    } finally {
+      db.close();
+    }
+  };
+  return {
+    kind: 'sqlite',
+    label: 'SQLite',
+    url: `sqlite:${file}`,
+    description: `SQLite file in a temp dir (service defaults: WAL, synchronous=FULL); better-sqlite3 ${packageVersion('better-sqlite3')}`,
+    async resetTo(maxId) {
+      return withDb((db) => {
+        db.prepare('delete from books where id > ?').run(maxId);
+        return Number(db.prepare('select count(*) as n from books').pluck().get());
+      });
+    },
+    /** Only while the service is stopped: one transaction up to `total` rows. */
+    async fillTo(total) {
+      return withDb((db) => {
+        const have = Number(db.prepare('select count(*) from books').pluck().get());
+        const insert = db.prepare('insert into books (title, author, year) values (?, ?, ?)');
+        db.transaction(() => {
+          for (let i = have + 1; i <= total; i += 1) insert.run(...seedBook(i));
+        })();
+        return Number(db.prepare('select count(*) from books').pluck().get());
+      });
+    },
+    async drop() {},
+  };
+}
+
+export async function createPostgresStore() {
+  const name = `books_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const version = await withPostgres(POSTGRES_ADMIN_URL, async (client) => {
+    const { rows } = await client.query('show server_version');
+    await client.query(`create database ${name}`);
+    return rows[0].server_version;
+  });
+  const adminUrl = new URL(POSTGRES_ADMIN_URL);
+  adminUrl.pathname = `/${name}`;
+  const url = adminUrl.toString();
+  const store = {
+    kind: 'postgres',
+    label: 'PostgreSQL',
+    url,
+    database: name,
+    description: `PostgreSQL ${version} on ${adminUrl.host} (a fresh database per run, dropped afterwards); pg ${packageVersion('pg')}`,
+    async resetTo(maxId) {
+      return withPostgres(url, async (client) => {
+        await client.query('delete from books where id > $1', [maxId]);
+        const { rows } = await client.query('select count(*)::int as n from books');
+        return rows[0].n;
+      });
+    },
+    async fillTo(total) {
+      return withPostgres(url, async (client) => {
+        const { rows } = await client.query('select count(*)::int as n from books');
+        await client.query(
+          `insert into books (title, author, year)
+           select 'Benchmark Book ' || g, 'Author ' || (g % 97), 1900 + (g % 125)
+           from generate_series($1::int, $2::int) as g`,
+          [rows[0].n + 1, total],
+        );
+        const after = await client.query('select count(*)::int as n from books');
+        return after.rows[0].n;
+      });
+    },
+    async drop() {
+      await withPostgres(POSTGRES_ADMIN_URL, async (client) => {
+        try {
+          await client.query(`drop database if exists ${name} with (force)`);
+        } catch {
+          // PostgreSQL < 13: no WITH (FORCE)
+          await client.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
+          await client.query(`drop database if exists ${name}`);
+        }
+      });
+    },
+  };
+  onCleanup(() => store.drop());
+  return store;
+}
+
+/**
+ * The stores of the kinds wanted (BENCH_STORES); PostgreSQL is skipped, with the reason, when
+ * its server is not reachable. Returns { stores, skipped: { kind: reason } }.
+ */
+export async function openStores(wanted, tempDir) {
+  const stores = [];
+  const skipped = {};
+  if (wanted.includes('sqlite')) stores.push(await createSqliteStore(tempDir));
+  if (wanted.includes('postgres')) {
+    try {
+      stores.push(await createPostgresStore());
+    } catch (error) {
+      skipped.postgres = `not reachable at ${redactUrl(POSTGRES_ADMIN_URL)} (TEST_POSTGRES_URL): ${error.message}`;
+      log(`bench: PostgreSQL skipped: ${skipped.postgres}`);
+    }
+  }
+  if (stores.length === 0) throw new UsageError(`no store to benchmark (BENCH_STORES=${wanted.join(',')})`);
+  return { stores, skipped };
+}
