@@ -16,11 +16,12 @@ import {
   withoutSignaturePart,
   WRONG_SECRET,
 } from '../helpers/forge-token.js';
+import { expectEnvelope } from '../helpers/envelope.js';
 import { forEachStore } from '../helpers/stores.js';
 import { useService, type ApiClient, type ApiResponse } from '../helpers/service.js';
 
-const TOKEN_REQUIRED = { status: 401, message: 'Authorization token required', data: null };
-const INVALID_TOKEN = { status: 401, message: 'Invalid token', data: null };
+const TOKEN_REQUIRED = [401, 'Authorization token required', null] as const;
+const INVALID_TOKEN = [401, 'Invalid token', null] as const;
 
 const VALID_BOOK = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
 /** Over the 1 MiB body limit. */
@@ -148,11 +149,6 @@ const ACCEPTED_TOKENS: [string, () => Promise<string>][] = [
   ['HS512 with the right secret and a future exp', () => signHmac({ exp: futureExp() }, 'HS512')],
 ];
 
-function expectEnvelope(response: ApiResponse, expected: { status: number; message: string; data: null }) {
-  expect(response.status).toBe(expected.status);
-  expect(response.body).toEqual(expected);
-}
-
 forEachStore((kind) => {
   describe('authentication of every protected operation', () => {
     const service = useService(kind);
@@ -177,7 +173,7 @@ forEachStore((kind) => {
       describe(operation.name, () => {
         it('missing Authorization → 401 "Authorization token required"', async () => {
           const response = await service.client.request(operation.method, operation.rejectedPath, { body: operation.body });
-          expectEnvelope(response, TOKEN_REQUIRED);
+          expectEnvelope(response, ...TOKEN_REQUIRED);
           expect(response.headers.get('content-type')).toMatch(/^application\/json/);
         });
 
@@ -186,7 +182,7 @@ forEachStore((kind) => {
             token: '',
             body: operation.body,
           });
-          expectEnvelope(response, TOKEN_REQUIRED);
+          expectEnvelope(response, ...TOKEN_REQUIRED);
         });
 
         it('the raw token from POST /token is accepted', async () => {
@@ -202,7 +198,7 @@ forEachStore((kind) => {
             token: 'Bearer garbage',
             body: operation.body,
           });
-          expectEnvelope(response, INVALID_TOKEN);
+          expectEnvelope(response, ...INVALID_TOKEN);
         });
 
         it.each(REJECTED_TOKENS)('refused token: %s → 401 "Invalid token", raw and with the Bearer prefix', async (_name, forge) => {
@@ -211,13 +207,13 @@ forEachStore((kind) => {
             token: forged,
             body: operation.body,
           });
-          expectEnvelope(response, INVALID_TOKEN);
+          expectEnvelope(response, ...INVALID_TOKEN);
           // The Bearer form is checked the same way.
           const bearer = await service.client.request(operation.method, operation.rejectedPath, {
             token: `Bearer ${forged}`,
             body: operation.body,
           });
-          expectEnvelope(bearer, INVALID_TOKEN);
+          expectEnvelope(bearer, ...INVALID_TOKEN);
         });
 
         it.each(ACCEPTED_TOKENS)('HMAC family with the right secret: %s → accepted', async (_name, forge) => {
@@ -257,7 +253,7 @@ forEachStore((kind) => {
         body,
         headers: body === undefined ? {} : { 'content-type': 'application/json' },
       });
-      expectEnvelope(response, TOKEN_REQUIRED);
+      expectEnvelope(response, ...TOKEN_REQUIRED);
     });
 
     it.each(cases)('with a garbage token, %s → 401 "Invalid token"', async (_name, method, path, body) => {
@@ -266,7 +262,7 @@ forEachStore((kind) => {
         body,
         headers: body === undefined ? {} : { 'content-type': 'application/json' },
       });
-      expectEnvelope(response, INVALID_TOKEN);
+      expectEnvelope(response, ...INVALID_TOKEN);
     });
 
     it('a rejected PUT and DELETE leave the book as it was', async () => {
@@ -298,7 +294,7 @@ forEachStore((kind) => {
       // Wait until exp is strictly in the past (exp is in whole seconds).
       await new Promise((resolve) => setTimeout(resolve, exp * 1000 - Date.now() + 1100));
       const after = await service.client.request('GET', '/books', { token });
-      expectEnvelope(after, INVALID_TOKEN);
+      expectEnvelope(after, ...INVALID_TOKEN);
     });
   });
 });

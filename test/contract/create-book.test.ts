@@ -3,7 +3,8 @@
 // `id` and unknown fields in the body ignored; JSON whatever the Content-Type; the envelope;
 // authentication checked before the body.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Book, expectEnvelope } from '../helpers/contract.js';
+import type { Book } from '../helpers/contract.js';
+import { expectEnvelope } from '../helpers/envelope.js';
 import { forEachStore } from '../helpers/stores.js';
 import { useService, type ApiResponse } from '../helpers/service.js';
 

@@ -2,7 +2,8 @@
 // is deleted; a second delete, a never-existing id and an invalid id → 404 "Book not found";
 // authentication is checked before the id; ids are never reused after a delete.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Book, expectEnvelope, INVALID_IDS } from '../helpers/contract.js';
+import { type Book, INVALID_IDS } from '../helpers/contract.js';
+import { expectEnvelope } from '../helpers/envelope.js';
 import { forEachStore } from '../helpers/stores.js';
 import { useService, type ApiResponse } from '../helpers/service.js';
 

@@ -3,7 +3,8 @@
 // that is not a positive decimal integer within the id range → 404 "Book not found", after
 // authentication, never 5xx.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Book, expectEnvelope, INVALID_IDS } from '../helpers/contract.js';
+import { type Book, INVALID_IDS } from '../helpers/contract.js';
+import { expectEnvelope } from '../helpers/envelope.js';
 import { forEachStore } from '../helpers/stores.js';
 import { useService, type ApiResponse } from '../helpers/service.js';
 

@@ -1,7 +1,8 @@
 // GET /books (docs/api.md "GET /books", "Authentication"): every stored book, ordered by id
 // ascending, [] when there are none; no query parameters are defined, so any are ignored.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Book, expectEnvelope } from '../helpers/contract.js';
+import type { Book } from '../helpers/contract.js';
+import { expectEnvelope } from '../helpers/envelope.js';
 import { forEachStore } from '../helpers/stores.js';
 import { useService, type ApiResponse } from '../helpers/service.js';
 

@@ -3,7 +3,8 @@
 // `id` in the body never changes the id), unreadable bodies → 400, missing and invalid ids →
 // 404, and the order of checks: authentication, then existence 404, then body 400.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Book, expectEnvelope, INVALID_IDS } from '../helpers/contract.js';
+import { type Book, INVALID_IDS } from '../helpers/contract.js';
+import { expectEnvelope } from '../helpers/envelope.js';
 import { forEachStore } from '../helpers/stores.js';
 import { useService, type ApiResponse } from '../helpers/service.js';
 

@@ -1,20 +1,10 @@
-// Shared by the contract suites: the book shape, the whole-envelope check, and `:id` values
-// that are not a book.
-import { expect } from 'vitest';
-import type { ApiResponse } from './service.js';
+// Shared by the contract suites: the book shape and `:id` values that are not a book.
 
 export interface Book {
   id: number;
   title: string;
   author: string;
   year: number;
-}
-
-/** The whole envelope, and HTTP status == body.status (true of every response). */
-export function expectEnvelope(response: ApiResponse, status: number, message: string, data: unknown) {
-  expect(response.status).toBe(status);
-  expect(response.body).toEqual({ status, message, data });
-  expect(response.body.status).toBe(response.status);
 }
 
 /**

@@ -2,10 +2,9 @@
 // several service processes on one database, signals under load. Like forEachStore, an
 // unreachable server skips the suite with a visible warning, except under CI=true, where it
 // fails. DIALECTS without `postgres` skips them too (an explicit narrowing, not a failure).
-import { describe, it } from 'vitest';
+import { describe } from 'vitest';
+import { describeWhenAvailable } from './ci.js';
 import { POSTGRES_ADMIN_URL, STORE_KINDS, withPostgresAdmin } from './stores.js';
-
-const IS_CI = process.env.CI === 'true' || process.env.CI === '1';
 
 async function postgresUnreachable(): Promise<string | undefined> {
   try {
@@ -24,17 +23,7 @@ export function describeWithPostgres(title: string, suite: () => void) {
     console.warn(`\n⚠ SKIPPING "${title}": DIALECTS does not include postgres\n`);
     // Skipped on request: DIALECTS narrows the run to other stores.
     describe.skip(title, suite);
-  } else if (unreachable === undefined) {
-    describe(title, suite);
-  } else if (IS_CI) {
-    describe(title, () => {
-      it('postgres must be reachable under CI', () => {
-        throw new Error(unreachable);
-      });
-    });
-  } else {
-    console.warn(`\n⚠ SKIPPING "${title}": ${unreachable}\n`);
-    // Skipped only outside CI (under CI=true this is a failure, above): no PostgreSQL here.
-    describe.skip(title, suite);
+    return;
   }
+  describeWhenAvailable(title, unreachable, suite);
 }

@@ -9,16 +9,15 @@ import { accessSync, chownSync, constants, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, it } from 'vitest';
 import pg from 'pg';
 import { freePort } from './process.js';
+import { describeWhenAvailable } from './ci.js';
 
 const run = promisify(execFile);
 
 export const PG_BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const RUNUSER = '/usr/sbin/runuser';
 const IS_ROOT = process.getuid?.() === 0;
-const IS_CI = process.env.CI === 'true' || process.env.CI === '1';
 
 /** Undefined when a private cluster can be made here, else why not. */
 export function privatePostgresUnavailable(): string | undefined {
@@ -50,19 +49,7 @@ export function privatePostgresUnavailable(): string | undefined {
  */
 export function describeWithPrivatePostgres(title: string, suite: () => void) {
   const reason = privatePostgresUnavailable();
-  if (reason === undefined) {
-    describe(title, suite);
-  } else if (IS_CI) {
-    describe(title, () => {
-      it('a private PostgreSQL cluster must be available under CI', () => {
-        throw new Error(reason);
-      });
-    });
-  } else {
-    console.warn(`\n⚠ SKIPPING "${title}": no private PostgreSQL cluster: ${reason}\n`);
-    // Skipped only outside CI (under CI=true this is a failure, above): no PostgreSQL binaries here.
-    describe.skip(title, suite);
-  }
+  describeWhenAvailable(title, reason === undefined ? undefined : `a private PostgreSQL cluster: ${reason}`, suite);
 }
 
 export interface PrivatePostgres {

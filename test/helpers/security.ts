@@ -1,81 +1,8 @@
-// Shared checks for the security suites: the envelope every response must be, the fixed
-// messages it may carry, exact key sets, and a tripwire for prototype pollution of this
-// process (the service under test runs in the same process as the tests).
-import { STATUS_CODES } from 'node:http';
+// Shared checks for the security suites: the book and success-data shapes, and a tripwire
+// for prototype pollution of this process (the service under test runs in the same process
+// as the tests). The envelope check itself is in envelope.ts.
 import { expect } from 'vitest';
-import type { RawResponse } from './raw-http.js';
-
-/** Every fixed message of docs/api.md and the README; an error body carries one of these. */
-export const FIXED_MESSAGES = new Set([
-  'Token generated successfully',
-  'Invalid request payload',
-  'Invalid credentials',
-  'Could not generate token',
-  'Book created successfully',
-  'Books retrieved successfully',
-  'Book retrieved successfully',
-  'Book updated successfully',
-  'Book deleted successfully',
-  'Invalid input',
-  'Book not found',
-  'Authorization token required',
-  'Invalid token',
-  'Route not found',
-  'Method not allowed',
-  'Request body too large',
-  'Too many requests',
-  'Service unavailable',
-  'Internal server error',
-  'Bad request',
-  'Request timeout',
-  'Service is alive',
-  'Service is ready',
-]);
-
-export const ENVELOPE_KEYS = ['data', 'message', 'status'];
-export const BOOK_KEYS = ['author', 'id', 'title', 'year'];
-
-export interface Envelope {
-  status: number;
-  message: string;
-  data: unknown;
-}
-
-export interface BookData {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
-
-/**
- * The response is the JSON envelope: Content-Type application/json, exactly
- * {status, message, data}, status == HTTP status, never 5xx; an error has data null and a
- * fixed message (one of ours, or Node's reason phrase for a status the service does not name).
- * `allowServerError` is for the tests that break the store on purpose.
- */
-export function expectEnvelope(response: RawResponse, context = '', { allowServerError = false } = {}): Envelope {
-  const where = `\nHTTP ${response.status} ${JSON.stringify(response.headers)} ${JSON.stringify(response.body.slice(0, 500))}\n${context}`;
-  if (!allowServerError) expect(response.status, `5xx${where}`).toBeLessThan(500);
-  expect(response.headers['content-type'] ?? '(no Content-Type header)', `content-type${where}`).toMatch(/^application\/json(;|$)/);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(response.body);
-  } catch {
-    throw new Error(`body is not JSON${where}`);
-  }
-  expect(parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed), `not an object${where}`).toBe(true);
-  const envelope = parsed as Envelope;
-  expect(Object.keys(envelope).sort(), `envelope keys${where}`).toEqual(ENVELOPE_KEYS);
-  expect(envelope.status, `envelope status${where}`).toBe(response.status);
-  expect(typeof envelope.message, `message type${where}`).toBe('string');
-  if (response.status >= 400) {
-    expect(envelope.data, `error data${where}`).toBeNull();
-    const known = FIXED_MESSAGES.has(envelope.message) || envelope.message === STATUS_CODES[response.status];
-    expect(known, `unknown error message "${envelope.message}"${where}`).toBe(true);
-  }
-  return envelope;
-}
+import { BOOK_KEYS, type BookData, type Envelope } from './envelope.js';
 
 /** A book object with exactly id, title, author, year and the right types. */
 export function expectBook(value: unknown, context = ''): BookData {

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
-import { describe, it } from 'vitest';
 import { openSqlite } from './sqlite.js';
+import { describeWhenAvailable } from './ci.js';
 
 export type StoreKind = 'sqlite' | 'postgres' | 'mysql';
 
@@ -21,7 +21,6 @@ export const STORE_KINDS: StoreKind[] = (process.env.DIALECTS ?? 'sqlite,postgre
   .map((kind) => kind.trim())
   .filter((kind): kind is StoreKind => kind === 'sqlite' || kind === 'postgres' || kind === 'mysql');
 
-const IS_CI = process.env.CI === 'true' || process.env.CI === '1';
 
 export interface TestStore {
   kind: StoreKind;
@@ -149,20 +148,5 @@ const reachability = new Map<StoreKind, string | undefined>(
  * skips its copy with a message, or fails it under CI.
  */
 export function forEachStore(suite: (kind: StoreKind) => void) {
-  for (const kind of STORE_KINDS) {
-    const reason = reachability.get(kind);
-    if (reason === undefined) {
-      describe(kind, () => suite(kind));
-    } else if (IS_CI) {
-      describe(kind, () => {
-        it(`${kind} must be reachable under CI`, () => {
-          throw new Error(reason);
-        });
-      });
-    } else {
-      console.warn(`\n⚠ SKIPPING the ${kind} suite: ${reason}\n`);
-      // Skipped only outside CI, and loudly: the store is not running on this machine.
-      describe.skip(kind, () => suite(kind));
-    }
-  }
+  for (const kind of STORE_KINDS) describeWhenAvailable(kind, reachability.get(kind), () => suite(kind));
 }

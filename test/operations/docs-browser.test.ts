@@ -6,12 +6,12 @@
 // skipped with a visible warning, except under CI=true, where it fails.
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/http/openapi.js';
+import { describeWhenAvailable } from '../helpers/ci.js';
 import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const IS_CI = process.env.CI === 'true' || process.env.CI === '1';
 /** A name that is not localhost, resolved by Chromium itself to 127.0.0.1 (no DNS, no /etc/hosts). */
 const PRIVATE_HOST = 'books.internal.example';
 const LAUNCH_ARGS = [
@@ -28,19 +28,8 @@ const API_OPERATIONS = ['POST /token', 'POST /book', 'GET /books', 'GET /book/{i
 const BROWSER_TEST_TIMEOUT_MS = 90_000;
 
 function describeWithChromium(title: string, suite: () => void) {
-  if (existsSync(CHROMIUM)) {
-    describe(title, suite);
-  } else if (IS_CI) {
-    describe(title, () => {
-      it('Chromium must be installed under CI', () => {
-        throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-      });
-    });
-  } else {
-    console.warn(`\n⚠ SKIPPING "${title}": ${CHROMIUM} not found (apt-get install -y chromium, or set CHROMIUM_PATH)\n`);
-    // Skipped only outside CI (under CI=true this is a failure, above): Chromium is not installed.
-    describe.skip(title, suite);
-  }
+  const missing = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`;
+  describeWhenAvailable(title, missing, suite);
 }
 
 interface PageWatch {

@@ -21,14 +21,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { flipSignatureBit, futureExp, hmacToken, hmacTokenFor, nowSeconds, unsecuredToken, WRONG_SECRET } from '../helpers/forge-token.js';
 import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
-import {
-  expectBook,
-  expectEnvelope,
-  expectPrototypesUntouched,
-  expectSuccessData,
-  type BookData,
-  type Envelope,
-} from '../helpers/security.js';
+import { expectEnvelopeShape, type BookData, type Envelope } from '../helpers/envelope.js';
+import { expectBook, expectPrototypesUntouched, expectSuccessData } from '../helpers/security.js';
 import { forEachStore, type StoreKind } from '../helpers/stores.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? '1');
@@ -488,7 +482,7 @@ async function send(fixture: Fixture, request: RawRequest, context: string): Pro
 
 async function snapshot(fixture: Fixture): Promise<Snapshot> {
   const response = await send(fixture, { method: 'GET', path: '/books', headers: [['Authorization', fixture.token]] }, 'snapshot GET /books');
-  const envelope = expectEnvelope(response, 'snapshot GET /books');
+  const envelope = expectEnvelopeShape(response, 'snapshot GET /books');
   expect(response.status).toBe(200);
   expectSuccessData(envelope, 'books', 'snapshot');
   return { text: response.body, books: envelope.data as BookData[] };
@@ -691,7 +685,7 @@ async function runBodyCase(fixture: Fixture, testCase: BodyCase): Promise<Outcom
   const context = describeRequest(request, { validToken: auth.valid });
 
   const response = await send(fixture, request, context);
-  const envelope = expectEnvelope(response, context);
+  const envelope = expectEnvelopeShape(response, context);
   expectPrototypesUntouched(context);
   expectAuthenticationFirst(target.protected, auth.valid, response, envelope, context);
   if (response.status >= 200 && response.status < 300) {
@@ -859,7 +853,7 @@ async function runPathCase(fixture: Fixture, testCase: PathCase): Promise<void> 
   if (testCase.method === 'HEAD' && !notEnvelope) {
     expect(response.headers['content-type'], context).toMatch(/^application\/json(;|$)/);
   }
-  const envelope = testCase.method === 'HEAD' || notEnvelope ? undefined : expectEnvelope(response, context);
+  const envelope = testCase.method === 'HEAD' || notEnvelope ? undefined : expectEnvelopeShape(response, context);
   if (notEnvelope) expect(response.body, `a file outside the docs assets\n${context}`).not.toMatch(/"devDependencies"|root:x:0:0|SECRET_TOKEN=/);
   expectPrototypesUntouched(context);
   const success = response.status >= 200 && response.status < 300;
@@ -973,7 +967,7 @@ async function runHeaderCase(fixture: Fixture, testCase: HeaderCase): Promise<vo
   const request: RawRequest = { method: target.method, path: target.path, headers, body: takesBody ? HEADER_CASE_BODY : undefined };
   const context = describeRequest(request, { validToken: auth.valid });
   const response = await send(fixture, request, context);
-  const envelope = expectEnvelope(response, context);
+  const envelope = expectEnvelopeShape(response, context);
   expectPrototypesUntouched(context);
   expectAuthenticationFirst(target.protected, auth.valid, response, envelope, context);
   if (response.status >= 200 && response.status < 300) expectSuccessData(envelope, successShape(target), context);
@@ -1054,7 +1048,7 @@ forEachStore((kind) => {
               const first = books.books[0];
               if (first) {
                 const read = await send(fixture, { method: 'GET', path: `/book/${first.id}`, headers: [['Authorization', fixture.token]] }, 'GET after poisoning');
-                const envelope = expectEnvelope(read, 'GET after poisoning');
+                const envelope = expectEnvelopeShape(read, 'GET after poisoning');
                 expect(Object.keys(envelope.data as object).sort()).toEqual(['author', 'id', 'title', 'year']);
               }
               const missing = await send(fixture, { method: 'GET', path: `/book/${MISSING_ID}`, headers: [['Authorization', fixture.token]] }, '404 after poisoning');
@@ -1064,7 +1058,7 @@ forEachStore((kind) => {
                 { method: 'POST', path: '/token', headers: [['Content-Type', 'application/json']], body: JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }) },
                 'login after poisoning',
               );
-              const loginEnvelope = expectEnvelope(login, 'login after poisoning');
+              const loginEnvelope = expectEnvelopeShape(login, 'login after poisoning');
               expectSuccessData(loginEnvelope, 'token');
             },
           ),

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { hmacToken, nowSeconds, unsecuredToken } from '../helpers/forge-token.js';
 import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { TEST_USERNAME, useService } from '../helpers/service.js';
-import { expectEnvelope } from '../helpers/security.js';
+import { expectEnvelopeShape } from '../helpers/envelope.js';
 import { execInTestStore, forEachStore } from '../helpers/stores.js';
 
 const PASSWORD = 'pw-canary-7Hq2-Zx91-do-not-log';
@@ -136,7 +136,7 @@ forEachStore((kind) => {
       for (const [name, request] of battery()) {
         const response = await send(request);
         expect(response.status, `${name}: ${response.body}`).toBeGreaterThanOrEqual(400);
-        expectEnvelope(response, name);
+        expectEnvelopeShape(response, name);
         expectNoInternals(response, name);
       }
     });
@@ -175,7 +175,7 @@ forEachStore((kind) => {
         for (const [name, request] of requests) {
           const response = await send(request);
           expect([500, 503], `${name}: ${response.body}`).toContain(response.status);
-          const envelope = expectEnvelope(response, name, { allowServerError: true });
+          const envelope = expectEnvelopeShape(response, name, { allowServerError: true });
           expect(['Internal server error', 'Service unavailable']).toContain(envelope.message);
           expectNoInternals(response, name);
         }

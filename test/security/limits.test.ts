@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { portOf, rawExchange, rawRequest, requestBytes, type RawExchange } from '../helpers/raw-http.js';
 import { useService, type ApiClient } from '../helpers/service.js';
-import { expectEnvelope } from '../helpers/security.js';
+import { expectEnvelopeShape } from '../helpers/envelope.js';
 
 const MIB = 1024 * 1024;
 /** Just over the service's header limit (src/app.ts MAX_HEADER_BYTES, 128 KiB). */
@@ -32,7 +32,7 @@ function write(socket: Socket, data: string | Buffer): Promise<void> {
 function expectEnvelopeOrCleanClose(exchange: RawExchange, statuses: number[], context: string) {
   expect(exchange.closed, `the server neither answered nor closed within the timeout (${context})`).toBe(true);
   if (exchange.response !== undefined) {
-    const envelope = expectEnvelope(exchange.response, context);
+    const envelope = expectEnvelopeShape(exchange.response, context);
     expect(statuses, `${context}: ${exchange.response.body}`).toContain(envelope.status);
   } else {
     expect(exchange.received.toString('latin1'), `a partial response is not a clean close (${context})`).toBe('');
@@ -78,7 +78,7 @@ describe('sqlite', () => {
           body: bookBodyOfLength(2 * MIB),
         });
         expect(exchange.response, `${method} ${path}: ${exchange.received.toString('latin1', 0, 200)}`).toBeDefined();
-        const envelope = expectEnvelope(exchange.response!, `${method} ${path}`);
+        const envelope = expectEnvelopeShape(exchange.response!, `${method} ${path}`);
         expect(envelope).toEqual(TOO_LARGE);
         expect(await listText()).toBe(before);
         await expectStillAnswering(service.client, token);
@@ -97,7 +97,7 @@ describe('sqlite', () => {
           { timeoutMs: 5_000 },
         );
         expect(exchange.response, `${method} ${path}: no answer within ${exchange.elapsedMs} ms`).toBeDefined();
-        expect(expectEnvelope(exchange.response!, `${method} ${path}`)).toEqual(TOO_LARGE);
+        expect(expectEnvelopeShape(exchange.response!, `${method} ${path}`)).toEqual(TOO_LARGE);
         expect(exchange.elapsedMs).toBeLessThan(2_000);
       }
       await expectStillAnswering(service.client, token);
@@ -114,7 +114,7 @@ describe('sqlite', () => {
           chunked: true,
         });
         expect(exchange.response, `${method} ${path}: ${exchange.received.toString('latin1', 0, 200)}`).toBeDefined();
-        expect(expectEnvelope(exchange.response!, `${method} ${path}`)).toEqual(TOO_LARGE);
+        expect(expectEnvelopeShape(exchange.response!, `${method} ${path}`)).toEqual(TOO_LARGE);
         expect(await listText()).toBe(before);
       }
       await expectStillAnswering(service.client, token);
@@ -138,7 +138,7 @@ describe('sqlite', () => {
         { timeoutMs: 20_000 },
       );
       expect(exchange.response, `no answer after ${sent} bytes sent`).toBeDefined();
-      expect(expectEnvelope(exchange.response!, 'endless chunked upload')).toEqual(TOO_LARGE);
+      expect(expectEnvelopeShape(exchange.response!, 'endless chunked upload')).toEqual(TOO_LARGE);
       expect(sent).toBeLessThan(16 * MIB);
       await expectStillAnswering(service.client, token);
     });
@@ -152,20 +152,20 @@ describe('sqlite', () => {
         const ok = await rawRequest(port, { method: 'POST', path: '/book', headers: [['Authorization', token]], body: exact, chunked });
         expect(ok.response?.status, ok.response?.body).toBe(201);
         const tooLarge = await rawRequest(port, { method: 'POST', path: '/book', headers: [['Authorization', token]], body: over, chunked });
-        expect(expectEnvelope(tooLarge.response!, `1 MiB + 1, chunked: ${chunked}`)).toEqual(TOO_LARGE);
+        expect(expectEnvelopeShape(tooLarge.response!, `1 MiB + 1, chunked: ${chunked}`)).toEqual(TOO_LARGE);
       }
     });
 
     it('authentication comes before the body: a 2 MiB body without a token → 401, to a missing book → 404', async () => {
       const noToken = await rawRequest(port, { method: 'POST', path: '/book', headers: [['Content-Type', 'application/json']], body: bookBodyOfLength(2 * MIB) });
-      expect(expectEnvelope(noToken.response!, 'no token')).toEqual({ status: 401, message: 'Authorization token required', data: null });
+      expect(expectEnvelopeShape(noToken.response!, 'no token')).toEqual({ status: 401, message: 'Authorization token required', data: null });
       const missing = await rawRequest(port, {
         method: 'PUT',
         path: '/book/8000000000000000000',
         headers: [['Authorization', token], ['Content-Type', 'application/json']],
         body: bookBodyOfLength(2 * MIB),
       });
-      expect(expectEnvelope(missing.response!, 'missing book')).toEqual({ status: 404, message: 'Book not found', data: null });
+      expect(expectEnvelopeShape(missing.response!, 'missing book')).toEqual({ status: 404, message: 'Book not found', data: null });
       await expectStillAnswering(service.client, token);
     });
   });

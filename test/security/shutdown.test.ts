@@ -13,7 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freePort, spawnService, waitUntilAnswering, type ServiceProcess } from '../helpers/process.js';
 import { parseResponse, requestBytes, type RawResponse } from '../helpers/raw-http.js';
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers/service.js';
-import { expectEnvelope } from '../helpers/security.js';
+import { expectEnvelopeShape } from '../helpers/envelope.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'books-shutdown-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
@@ -134,12 +134,12 @@ describe('graceful shutdown (dist/main.js)', () => {
       },
       () => 'refused',
     );
-    if (lateOutcome === 'connected' && late.received().length > 0) expectEnvelope(late.response()!, 'request during the drain');
+    if (lateOutcome === 'connected' && late.received().length > 0) expectEnvelopeShape(late.response()!, 'request during the drain');
 
     await Promise.race([slow.closed, sleep(10_000)]);
     const response = slow.response();
     expect(response, `in-flight request got no response: ${JSON.stringify(slow.received().toString('latin1'))} (${slow.error() ?? 'no error'})`).toBeDefined();
-    const envelope = expectEnvelope(response!, 'in-flight POST /book');
+    const envelope = expectEnvelopeShape(response!, 'in-flight POST /book');
     expect(envelope).toMatchObject({ status: 201, message: 'Book created successfully', data: { title: 'In flight', author: 'Drain', year: 2024 } });
 
     const { code, afterMs } = await exitWithin(service, signalledAt, 10_000);
@@ -222,7 +222,7 @@ describe('graceful shutdown (dist/main.js)', () => {
     expect(closedAt, 'the stalled connection is still open 12 s after SIGTERM').toBeDefined();
     expect(closedAt! - signalledAt, 'the stalled upload outlived its REQUEST_TIMEOUT during the drain').toBeLessThan(5_000);
     const response = stalled.response();
-    if (response !== undefined) expect(expectEnvelope(response, 'stalled upload').status).toBe(408);
+    if (response !== undefined) expect(expectEnvelopeShape(response, 'stalled upload').status).toBe(408);
     const { code, afterMs } = await exitWithin(service, signalledAt, 12_000);
     expect(afterMs, 'exit delayed by a stalled client').toBeLessThan(6_000);
     expect(code, service.stdout().slice(-1000)).toBe(0);
