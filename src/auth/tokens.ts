@@ -18,7 +18,11 @@ export interface TokenService {
   isValid(token: string): boolean;
 }
 
-export function createTokenService(secret: string): TokenService {
+/** `verified` is the cache of tokens that passed; given by tests that look into it. */
+export function createTokenService(
+  secret: string,
+  verified: VerifiedTokenCache = createVerifiedTokenCache(VERIFIED_TOKEN_CACHE_SIZE),
+): TokenService {
   const sign = createSigner({
     key: secret,
     algorithm: 'HS256',
@@ -30,7 +34,6 @@ export function createTokenService(secret: string): TokenService {
     requiredClaims: ['exp'],
     clockTolerance: 0,
   });
-  const verified = createVerifiedTokenCache(VERIFIED_TOKEN_CACHE_SIZE);
 
   // HS256 is deterministic and `exp` is the only claim, so every token issued within the same
   // second is byte-for-byte the same: sign once per second, not once per request.
@@ -73,6 +76,8 @@ export function createTokenService(secret: string): TokenService {
  * Only successes are kept, so garbage tokens cannot crowd out good ones. A hit costs a Map
  * lookup instead of an HMAC (and fast-jwt's own cache would hash the token with SHA-256 first).
  */
+export type VerifiedTokenCache = ReturnType<typeof createVerifiedTokenCache>;
+
 export function createVerifiedTokenCache(maxEntries: number, now: () => number = Date.now) {
   const expiresAtMs = new Map<string, number>();
   return {

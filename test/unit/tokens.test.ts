@@ -65,11 +65,17 @@ describe('verified tokens are remembered safely', () => {
     expect(cache.lookup('d')).toBe(true);
   });
 
-  it('failed verifications are not remembered', () => {
-    const tokens = createTokenService(SECRET);
+  it('failed verifications are not remembered: the cache holds only tokens that passed', () => {
+    const cache = createVerifiedTokenCache(10);
+    const tokens = createTokenService(SECRET, cache);
     const forged = createTokenService(`${SECRET}-other`).issue();
-    expect(tokens.isValid(forged)).toBe(false);
-    expect(tokens.isValid(forged)).toBe(false);
+    vi.useFakeTimers({ now: new Date('2026-11-21T12:00:00Z'), toFake: ['Date'] });
+    const expired = tokens.issue();
+    vi.setSystemTime(new Date('2026-11-21T12:16:00Z'));
+    for (const bad of [forged, expired, 'not.a.token', '']) expect(tokens.isValid(bad), bad).toBe(false);
+    expect(cache.size).toBe(0);
+    expect(tokens.isValid(tokens.issue())).toBe(true);
+    expect(cache.size).toBe(1);
   });
 });
 
