@@ -146,8 +146,7 @@ forEachStore((kind) => {
       const before = await scrape();
       const paths = ['/book/%zz', '/%zz', `/book/${'9'.repeat(200)}`];
       for (const path of paths) expect((await fetch(service.current.baseUrl + path)).status, path).toBeLessThan(500);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(total(await scrape()) - total(before)).toBe(paths.length);
+      await expect.poll(async () => total(await scrape()) - total(before)).toBe(paths.length);
     });
 
     it("Node's default process metrics are there", () => {
