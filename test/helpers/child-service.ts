@@ -152,12 +152,6 @@ export async function attempt(
   }
 }
 
-export async function login(baseUrl: string): Promise<string> {
-  const outcome = await attempt(baseUrl, 'POST', '/token', { body: { username: TEST_USERNAME, password: TEST_PASSWORD } });
-  if (outcome.status !== 200) throw new Error(`login failed: ${outcome.status} ${outcome.text ?? outcome.error}`);
-  return (outcome.body?.data as { token: string }).token;
-}
-
 /** A short, readable line for an outcome, for failure messages. */
 export function describeOutcome(outcome: Outcome): string {
   const took = outcome.endedAt - outcome.startedAt;

@@ -116,6 +116,7 @@ export class ApiClient {
     return { status: response.status, headers: response.headers, text, body: parsed };
   }
 
+  /** Logs in with the test account; the token. */
   async token(): Promise<string> {
     const response = await this.request('POST', '/token', {
       body: { username: TEST_USERNAME, password: TEST_PASSWORD },
@@ -129,4 +130,9 @@ export class ApiClient {
     if (response.status !== 201) throw new Error(`create failed: ${response.text}`);
     return response.body.data as { id: number; title: string; author: string; year: number };
   }
+}
+
+/** A token from the service at `baseUrl`, with the test account (the one login helper). */
+export function login(baseUrl: string): Promise<string> {
+  return new ApiClient(baseUrl).token();
 }

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freePort, spawnService, waitUntilAnswering, type ServiceProcess } from '../helpers/process.js';
 import { parseResponse, requestBytes, type RawResponse } from '../helpers/raw-http.js';
-import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers/service.js';
+import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME, login } from '../helpers/service.js';
 import { expectEnvelopeShape } from '../helpers/envelope.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'books-shutdown-'));
@@ -58,15 +58,6 @@ async function start(env: Record<string, string> = {}): Promise<Running> {
   return entry;
 }
 
-async function token(baseUrl: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }),
-  });
-  return ((await response.json()) as { data: { token: string } }).data.token;
-}
-
 /** A raw connection: write when you like, read everything, know when it closed. */
 function openConnection(port: number) {
   const socket: Socket = connect({ port, host: '127.0.0.1' });
@@ -108,7 +99,7 @@ function storedTitles(dbFile: string): string[] {
 describe('graceful shutdown (dist/main.js)', () => {
   it('SIGTERM while a body is still arriving (~1 s): that request completes with 201, the book is stored, new connections are not half-served, exit 0 within 10 s', async () => {
     const { service, port, baseUrl, dbFile } = await start();
-    const auth = await token(baseUrl);
+    const auth = await login(baseUrl);
     const body = JSON.stringify({ title: 'In flight', author: 'Drain', year: 2024 });
     const slow = openConnection(port);
     await slow.connected;
@@ -151,7 +142,7 @@ describe('graceful shutdown (dist/main.js)', () => {
 
   it('SIGTERM with only idle keep-alive connections open: they do not hold the exit (exit 0 within 2 s)', async () => {
     const { service, port, baseUrl } = await start();
-    const auth = await token(baseUrl);
+    const auth = await login(baseUrl);
     const idle = Array.from({ length: 3 }, () => openConnection(port));
     for (const connection of idle) {
       await connection.connected;
@@ -169,7 +160,7 @@ describe('graceful shutdown (dist/main.js)', () => {
 
   it('a second signal during the drain forces an immediate non-zero exit', async () => {
     const { service, port, baseUrl } = await start();
-    const auth = await token(baseUrl);
+    const auth = await login(baseUrl);
     // An upload that never finishes keeps the drain going.
     const stalled = openConnection(port);
     await stalled.connected;
@@ -190,7 +181,7 @@ describe('graceful shutdown (dist/main.js)', () => {
 
   it('SIGINT then SIGTERM: the second signal of either kind forces the exit', async () => {
     const { service, port, baseUrl } = await start();
-    const auth = await token(baseUrl);
+    const auth = await login(baseUrl);
     const stalled = openConnection(port);
     await stalled.connected;
     stalled.socket.write(requestBytes({ method: 'POST', path: '/book', headers: [['Authorization', auth], ['Content-Length', '50']] }));
@@ -209,7 +200,7 @@ describe('graceful shutdown (dist/main.js)', () => {
 
   it('REQUEST_TIMEOUT=2: a client that stalls mid-upload cannot hold the shutdown; it gets 408 or a close and the process exits 0 within ~5 s', async () => {
     const { service, port, baseUrl } = await start({ REQUEST_TIMEOUT: '2' });
-    const auth = await token(baseUrl);
+    const auth = await login(baseUrl);
     const stalled = openConnection(port);
     await stalled.connected;
     stalled.socket.write(requestBytes({ method: 'POST', path: '/book', headers: [['Authorization', auth], ['Content-Type', 'application/json'], ['Content-Length', '100']] }));

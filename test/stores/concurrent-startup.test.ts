@@ -4,7 +4,8 @@
 // migrations are applied exactly once, and every instance serves requests.
 import { afterAll, expect, it } from 'vitest';
 import { migrationsFor } from '../../src/store/migrations/index.js';
-import { attempt, killAllChildServices, login, startChildService, type ChildService } from '../helpers/child-service.js';
+import { attempt, killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
+import { login } from '../helpers/service.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type TestStore } from '../helpers/stores.js';
 import pg from 'pg';

@@ -11,12 +11,12 @@ import {
   attempt,
   describeOutcome,
   killAllChildServices,
-  login,
   sleep,
   startChildService,
   type ChildService,
   type Outcome,
 } from '../helpers/child-service.js';
+import { login } from '../helpers/service.js';
 import { waitUntilAnswering } from '../helpers/process.js';
 import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 

@@ -2,7 +2,8 @@
 // behind a load balancer (README: "several instances can share one database"): two service
 // processes on one PostgreSQL database share tokens (same SECRET_TOKEN) and books.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { attempt, killAllChildServices, login, startChildService, type ChildService } from '../helpers/child-service.js';
+import { attempt, killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
+import { login } from '../helpers/service.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type TestStore } from '../helpers/stores.js';
 

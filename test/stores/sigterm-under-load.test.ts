@@ -8,11 +8,11 @@ import {
   attempt,
   describeOutcome,
   killAllChildServices,
-  login,
   sleep,
   startChildService,
   type Outcome,
 } from '../helpers/child-service.js';
+import { login } from '../helpers/service.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type StoreKind, type TestStore } from '../helpers/stores.js';
 
