@@ -3,11 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
-
-export type StoreConfig =
-  | { kind: 'sqlite'; file: string } // file is an absolute path or ':memory:'
-  | { kind: 'postgres'; url: string }
-  | { kind: 'mysql'; url: string };
+import { describeStoreUrl, parseStoreUrl, type StoreConfig } from './store/store-url.js';
 
 /** How the service listens and treats HTTP clients. */
 export interface HttpSettings {
@@ -102,7 +98,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
   }
 
   const dbUrl = env.DB_URL ?? DEFAULT_DB_URL;
-  const store = parseStoreUrl(dbUrl, cwd);
+  const store = parseStoreUrl(dbUrl, cwd, ConfigError);
 
   const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -136,38 +132,6 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
     warnings,
   };
   return Object.freeze(config);
-}
-
-/** Maps DB_URL onto a store. Any scheme other than the documented ones refuses to start. */
-export function parseStoreUrl(dbUrl: string, cwd: string): StoreConfig {
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(dbUrl)?.[1]?.toLowerCase();
-  switch (scheme) {
-    case 'sqlite':
-    case 'file': {
-      // sqlite:PATH, sqlite://PATH, sqlite:///abs/path, file:PATH, sqlite::memory:
-      let path = dbUrl.slice(scheme.length + 1);
-      if (path.startsWith('//')) path = path.slice(2);
-      if (path === '' ) throw new ConfigError(`DB_URL "${dbUrl}" names no SQLite file`);
-      if (path === ':memory:') return { kind: 'sqlite', file: ':memory:' };
-      return { kind: 'sqlite', file: resolve(cwd, path) };
-    }
-    case 'postgres':
-    case 'postgresql':
-      return { kind: 'postgres', url: dbUrl };
-    case 'mysql':
-    case 'mariadb':
-      return { kind: 'mysql', url: dbUrl.replace(/^mariadb:/i, 'mysql:') };
-    default:
-      throw new ConfigError(
-        `DB_URL has an unsupported scheme "${scheme ?? dbUrl}": use sqlite:PATH, file:PATH, ` +
-          'postgres://…, postgresql://…, mysql://… or mariadb://…',
-      );
-  }
-}
-
-/** The store URL with its password replaced, for logs and error messages. */
-export function describeStoreUrl(dbUrl: string): string {
-  return dbUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
 }
 
 function withoutEmpty(env: Env): Env {

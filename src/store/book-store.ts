@@ -1,8 +1,22 @@
 // The BookStore interface: what the HTTP layer needs from persistence, nothing more.
+//
+// src/store/ layout:
+//   book-store.ts       this interface (the HTTP side's only view of the store)
+//   errors.ts           StoreUnavailableError (503) and the error kinds the databases classify
+//   open-store.ts       openStore(): settings → driver → reachable → migrated → BookRepository
+//   store-url.ts        DB_URL → StoreConfig; the database module of each kind, loaded on demand
+//   driver.ts           BookStoreDriver: the one interface every database module implements
+//   book-repository.ts  the book operations over a BookStoreDriver, never asking which database
+//   books-table.ts      the table's Kysely types, its rows, and how a row reads as a book
+//   returning.ts        INSERT/UPDATE … RETURNING, for the databases that have it
+//   migrations/         versioned DDL; the id column and table options come from the driver
+//   sqlite/ postgres/ mysql/
+//                       one folder per database, everything that differs: connection or pool
+//                       and its stats, DDL, how queries run (SQLite: synchronous, cached
+//                       statements, group commit; PostgreSQL: named prepared statements), the
+//                       insert, update and list-page strategies, and errors.ts (its classifier)
 
 import type { BookFields, StoredBook } from '../books/book.js';
-
-export type StoreDialect = 'sqlite' | 'postgres' | 'mysql';
 
 export interface BookPage {
   /** The page's books as JSON object texts joined by commas (`{…},{…}`); '' for none. */
@@ -25,7 +39,6 @@ export interface PoolStats {
 }
 
 export interface BookStore {
-  readonly dialect: StoreDialect;
   create(fields: BookFields): Promise<StoredBook>;
   /**
    * Up to `limit` books with an id above `afterId`, ordered by id ascending (keyset paging),

@@ -1,5 +1,9 @@
 // Store failures that mean "the store cannot be reached right now" (→ 503) as opposed to
 // bugs (→ 500). Driver text never reaches a response body; it goes to the log only.
+//
+// Each database module classifies its own driver's errors (src/store/<kind>/errors.ts) with
+// errorClassifier() below; the repository maps the kind onto what the HTTP side sees, in one
+// place (rethrowStoreError).
 
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
@@ -8,6 +12,51 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * What a driver error means:
+ * - 'unavailable': the store cannot be reached or is out of resources; answered 503.
+ * - 'conflict': a serialization failure or deadlock; the same work may succeed when retried.
+ * - 'constraint': the data broke a rule of the schema (unique, not null, foreign key).
+ * Only 'unavailable' changes the answer; the others are a 500, like any other error.
+ */
+export type StoreErrorKind = 'unavailable' | 'conflict' | 'constraint';
+
+/** The fields the drivers set on their errors (better-sqlite3, pg, mysql2); absent ones are undefined. */
+export interface DriverError extends Error {
+  code?: unknown;
+  errno?: unknown;
+  sqlState?: unknown;
+}
+
+/**
+ * A driver's error classifier from its rule for one error: the rule is also applied to the
+ * errors inside an AggregateError and along the `cause` chain. 'unavailable' anywhere wins;
+ * otherwise the outermost kind found.
+ */
+export function errorClassifier(
+  classifyOne: (error: DriverError) => StoreErrorKind | undefined,
+): (error: unknown) => StoreErrorKind | undefined {
+  const classify = (error: unknown): StoreErrorKind | undefined => {
+    if (!(error instanceof Error)) return undefined;
+    const own = classifyOne(error);
+    if (own === 'unavailable') return own;
+    let inner: StoreErrorKind | undefined;
+    if (error instanceof AggregateError) {
+      for (const member of error.errors) {
+        const kind = classify(member);
+        if (kind === 'unavailable') return kind;
+        inner ??= kind;
+      }
+    } else if (error.cause !== undefined && error.cause !== error) {
+      inner = classify(error.cause);
+      if (inner === 'unavailable') return inner;
+    }
+    return own ?? inner;
+  };
+  return classify;
+}
+
+/** Node's socket errors: the server is down, unreachable, or dropped the connection. */
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -18,47 +67,22 @@ const NETWORK_CODES = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   'ECONNABORTED',
-  'PROTOCOL_CONNECTION_LOST', // mysql2
-  'PROTOCOL_SEQUENCE_TIMEOUT', // mysql2
-  'ER_CON_COUNT_ERROR', // mysql: too many connections
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
-  'SQLITE_IOERR',
-  'SQLITE_FULL',
-  'SQLITE_CANTOPEN',
 ]);
 
-// PostgreSQL SQLSTATEs: 08xxx connection exception, 53xxx insufficient resources,
-// 57P01-57P05 shutdown / cannot connect now / idle session timeout, 40001/40P01 retry-able.
-const PG_UNAVAILABLE = /^(08|53|57P0[1-5]$|57014$)/;
-
-const MESSAGE_HINTS = [
-  'Connection terminated',
-  'timeout exceeded when trying to connect',
-  'Query read timeout',
-  'Client has encountered a connection error',
-  'Connection lost',
-  'connect ETIMEDOUT',
-  'Pool is closed',
-  'Cannot use a pool after calling end',
-  'Can\'t add new command when connection is in closed state',
-];
-
-export function isStoreUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const { code } = error as { code?: unknown };
-  if (typeof code === 'string') {
-    if (NETWORK_CODES.has(code) || code.startsWith('SQLITE_IOERR')) return true;
-    if (/^[0-9A-Z]{5}$/.test(code) && PG_UNAVAILABLE.test(code)) return true;
-  }
-  if (MESSAGE_HINTS.some((hint) => error.message.includes(hint))) return true;
-  if (error instanceof AggregateError) return error.errors.some(isStoreUnavailable);
-  return error.cause !== undefined && error.cause !== error && isStoreUnavailable(error.cause);
+/** For the network drivers (pg, mysql2): a socket that failed or a connection attempt that timed out. */
+export function isNetworkFailure(error: DriverError): boolean {
+  const { code } = error;
+  return (typeof code === 'string' && NETWORK_CODES.has(code)) || error.message.includes('connect ETIMEDOUT');
 }
 
-/** Re-throws connection-level failures as StoreUnavailableError, anything else unchanged. */
-export function classifyStoreError(error: unknown): never {
+/** True when the error's message contains one of `hints` (driver errors that carry no code). */
+export function hasMessageHint(error: Error, hints: readonly string[]): boolean {
+  return hints.some((hint) => error.message.includes(hint));
+}
+
+/** Re-throws what `classify` calls 'unavailable' as StoreUnavailableError (503), anything else unchanged (500). */
+export function rethrowStoreError(error: unknown, classify: (error: unknown) => StoreErrorKind | undefined): never {
   if (error instanceof StoreUnavailableError) throw error;
-  if (isStoreUnavailable(error)) throw new StoreUnavailableError({ cause: error });
+  if (classify(error) === 'unavailable') throw new StoreUnavailableError({ cause: error });
   throw error;
 }

@@ -1,70 +1,52 @@
-// DB_URL → a Kysely instance for the right dialect → reachable → migrated → BookStore.
+// The store's settings → its database module's driver → reachable → migrated → BookStore.
 // Any failure here is a StoreStartupError: the service does not start.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kysely, Migrator, sql } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { StoreConfig, StoreSettings } from '../config.js';
-import type { BookStore, StoreDialect } from './book-store.js';
-import type { DialectOptions, OpenedDialect } from './dialects/common.js';
-import { isStoreUnavailable } from './errors.js';
-import { KyselyBookStore, type BookDatabase } from './kysely-book-store.js';
+import type { StoreSettings } from '../config.js';
+import { BookRepository } from './book-repository.js';
+import type { BookStore } from './book-store.js';
+import type { BookStoreDriver, DriverOptions } from './driver.js';
 import { migrationsFor } from './migrations/index.js';
 import { StoreStartupError } from './startup-error.js';
+import { openDriver } from './store-url.js';
 
 export { StoreStartupError };
 
 const RETRY_DELAY_MS = 250;
 
 export async function openStore(settings: StoreSettings, logger: Logger): Promise<BookStore> {
-  const options: OpenStoreOptions = {
-    connectTimeoutMs: settings.connectTimeoutMs,
+  const options: DriverOptions = {
     queryTimeoutMs: settings.queryTimeoutMs,
     poolMax: settings.poolMax,
     description: settings.description,
     logger,
   };
-  const dialect: StoreDialect = settings.target.kind;
-  const { kyselyDialect, poolStats, sqlite } = await openDialect(settings.target, options);
-  const db = new Kysely<BookDatabase>({ dialect: kyselyDialect });
+  // Loads only the driver the store needs (each one costs memory and startup time).
+  const driver = await openDriver(settings.target, options);
   try {
-    await waitUntilReachable(db, options);
-    await migrate(db, dialect, options);
+    await waitUntilReachable(driver, settings.connectTimeoutMs, options);
+    await migrate(driver, options);
   } catch (error) {
-    await db.destroy().catch(() => undefined);
+    await driver.close().catch(() => undefined);
     throw error;
   }
-  return new KyselyBookStore(db, dialect, poolStats, sqlite);
+  return new BookRepository(driver);
 }
 
-/** Loads only the driver the store needs (each one costs memory and startup time). */
-async function openDialect(config: StoreConfig, options: OpenStoreOptions): Promise<OpenedDialect> {
-  switch (config.kind) {
-    case 'sqlite':
-      return (await import('./dialects/sqlite.js')).openSqliteDialect(config.file, options);
-    case 'postgres':
-      return (await import('./dialects/postgres.js')).openPostgresDialect(config.url, options);
-    case 'mysql':
-      return (await import('./dialects/mysql.js')).openMysqlDialect(config.url, options);
-  }
-}
-
-interface OpenStoreOptions extends DialectOptions {
-  /** How long to wait for a store that is not up yet. */
-  connectTimeoutMs: number;
-}
-
-async function waitUntilReachable(db: Kysely<BookDatabase>, options: OpenStoreOptions): Promise<void> {
-  const deadline = Date.now() + options.connectTimeoutMs;
+/** Retries while the store is unavailable (not up yet), for at most `connectTimeoutMs`. */
+async function waitUntilReachable(driver: BookStoreDriver, connectTimeoutMs: number, options: DriverOptions): Promise<void> {
+  const deadline = Date.now() + connectTimeoutMs;
   let attempt = 0;
   for (;;) {
     attempt += 1;
     try {
-      await sql`select 1`.execute(db);
+      await sql`select 1`.execute(driver.db);
       return;
     } catch (error) {
-      const retryable = isStoreUnavailable(error);
+      const retryable = driver.classifyError(error) === 'unavailable';
       if (!retryable || Date.now() + RETRY_DELAY_MS >= deadline) {
-        const waited = retryable ? ` within ${options.connectTimeoutMs / 1000} s (DB_CONNECT_TIMEOUT)` : '';
+        const waited = retryable ? ` within ${connectTimeoutMs / 1000} s (DB_CONNECT_TIMEOUT)` : '';
         throw new StoreStartupError(
           `cannot reach the store at ${options.description} (DB_URL)${waited}: ${describeError(error)}`,
         );
@@ -75,11 +57,11 @@ async function waitUntilReachable(db: Kysely<BookDatabase>, options: OpenStoreOp
   }
 }
 
-async function migrate(db: Kysely<BookDatabase>, dialect: StoreDialect, options: OpenStoreOptions) {
+async function migrate(driver: BookStoreDriver, options: DriverOptions) {
   // Kysely's migrator serialises concurrent instances with an advisory lock (PostgreSQL, MySQL).
   const migrator = new Migrator({
-    db,
-    provider: migrationsFor(dialect),
+    db: driver.db,
+    provider: migrationsFor(driver.booksTable),
     migrationTableName: 'book_service_migrations',
     migrationLockTableName: 'book_service_migrations_lock',
   });

@@ -1,5 +1,5 @@
 // better-sqlite3 for tests that look inside a SQLite store. Like the service
-// (src/store/dialects/sqlite.ts), no Database or Statement object may ever be garbage-collected:
+// (src/store/sqlite/connection.ts), no Database or Statement object may ever be garbage-collected:
 // with better-sqlite3 12 built against Node >= 24.19 headers that aborts the test process
 // (nodejs/node#65446). So every one is kept for the life of the process.
 import Database from 'better-sqlite3';

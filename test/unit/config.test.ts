@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, describeStoreUrl, loadConfig, parseStoreUrl } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { describeStoreUrl, parseStoreUrl } from '../../src/store/store-url.js';
 
 const cwd = mkdtempSync(join(tmpdir(), 'books-config-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));

@@ -1,22 +1,20 @@
-// Group commit for SQLite (src/store/group-commit.ts): concurrent writes share a transaction,
-// each is acknowledged after its commit, and one failing write is refused alone.
+// Group commit for SQLite (src/store/sqlite/group-commit.ts): concurrent writes share a
+// transaction, each is acknowledged after its commit, and one failing write is refused alone.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CompiledQuery } from 'kysely';
-import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteDialect, type SqliteExecutor } from '../../src/store/dialects/sqlite.js';
-import { GroupCommit, type TransactionalDatabase } from '../../src/store/group-commit.js';
+import { openSqliteConnection, type SqliteConnection } from '../../src/store/sqlite/connection.js';
+import { GroupCommit, type TransactionalDatabase } from '../../src/store/sqlite/group-commit.js';
 import { openSqlite } from '../helpers/sqlite.js';
 
 let dir: string;
-let sqlite: SqliteExecutor;
+let sqlite: SqliteConnection;
 
 /** The service's own SQLite setup (WAL, synchronous=FULL, statement cache, synchronous executor). */
-function open(): SqliteExecutor {
-  const options = { queryTimeoutMs: 5000, poolMax: undefined, logger: pino({ level: 'silent' }), description: 'test' };
-  return openSqliteDialect(join(dir, 'test.db'), options).sqlite!;
+function open(): SqliteConnection {
+  return openSqliteConnection(join(dir, 'test.db'), { description: 'test' });
 }
 
 const run = (text: string, ...parameters: unknown[]) => sqlite.execute(CompiledQuery.raw(text, parameters));

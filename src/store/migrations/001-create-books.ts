@@ -1,31 +1,23 @@
 // Creates the books table. Ids are 64-bit and never reused after a delete, so a deleted
-// book's id keeps answering 404 (SQLite needs AUTOINCREMENT for that).
-import { sql, type Kysely, type Migration } from 'kysely';
-import type { StoreDialect } from '../book-store.js';
+// book's id keeps answering 404; the database module says how (BooksTableDdl). The other
+// columns are the fields of src/books/book.ts; test/stores/book-definition.test.ts checks the
+// table against it. A later change to a book is a new migration, not an edit of this one.
+import type { Kysely, Migration } from 'kysely';
+import { BOOK_TEXT_MAX_LENGTH } from '../../books/book.js';
+import type { BooksTableDdl } from '../driver.js';
 
-export function createBooks(dialect: StoreDialect): Migration {
+const TEXT = `varchar(${BOOK_TEXT_MAX_LENGTH})` as const;
+
+export function createBooks({ idColumn, tableOptions }: BooksTableDdl): Migration {
   return {
     async up(db: Kysely<unknown>) {
-      let table = db.schema.createTable('books');
-      switch (dialect) {
-        case 'sqlite':
-          table = table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement());
-          break;
-        case 'postgres':
-          table = table.addColumn('id', 'bigint', (col) => col.primaryKey().generatedByDefaultAsIdentity());
-          break;
-        case 'mysql':
-          table = table.addColumn('id', 'bigint', (col) => col.primaryKey().autoIncrement());
-          break;
-      }
-      table = table
-        .addColumn('title', 'varchar(500)', (col) => col.notNull())
-        .addColumn('author', 'varchar(500)', (col) => col.notNull())
+      let table = db.schema
+        .createTable('books')
+        .addColumn('id', idColumn.type, idColumn.build)
+        .addColumn('title', TEXT, (col) => col.notNull())
+        .addColumn('author', TEXT, (col) => col.notNull())
         .addColumn('year', 'integer', (col) => col.notNull());
-      if (dialect === 'mysql') {
-        // Full Unicode whatever the server's default character set; binary collation keeps text exact.
-        table = table.modifyEnd(sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`);
-      }
+      if (tableOptions) table = table.modifyEnd(tableOptions);
       await table.execute();
     },
     async down(db: Kysely<unknown>) {

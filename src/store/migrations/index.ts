@@ -1,11 +1,16 @@
 // Versioned migrations, in order. Names sort lexically; never rename or edit a shipped one.
 import type { Migration, MigrationProvider } from 'kysely';
-import type { StoreDialect } from '../book-store.js';
+import type { BooksTableDdl } from '../driver.js';
 import { createBooks } from './001-create-books.js';
 
-export function migrationsFor(dialect: StoreDialect): MigrationProvider {
-  const migrations: Record<string, Migration> = {
-    '001-create-books': createBooks(dialect),
-  };
+/** Each migration by name, given what the store's database module says about the books table. */
+const MIGRATIONS: Record<string, (booksTable: BooksTableDdl) => Migration> = {
+  '001-create-books': createBooks,
+};
+
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
+
+export function migrationsFor(booksTable: BooksTableDdl): MigrationProvider {
+  const migrations = Object.fromEntries(Object.entries(MIGRATIONS).map(([name, migration]) => [name, migration(booksTable)]));
   return { getMigrations: async () => migrations };
 }

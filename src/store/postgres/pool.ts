@@ -1,22 +1,12 @@
 // PostgreSQL through pg: bounded pool and query time, int8 as bigint, connection errors that
 // never crash the process, and named prepared statements.
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
-import { PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { DEFAULT_POOL_MAX, type DialectOptions, type OpenedDialect } from './common.js';
+import { DEFAULT_POOL_MAX, type DriverOptions } from '../driver.js';
 
 const MAX_PREPARED_STATEMENTS = 64;
 
-export function openPostgresDialect(url: string, options: DialectOptions): OpenedDialect {
-  const pool = createPostgresPool(url, options);
-  const max = options.poolMax ?? DEFAULT_POOL_MAX;
-  return {
-    kyselyDialect: new PostgresDialect({ pool: withPreparedStatements(pool) }),
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
-  };
-}
-
-function createPostgresPool(url: string, options: DialectOptions) {
+export function createPostgresPool(url: string, options: DriverOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolMax ?? DEFAULT_POOL_MAX,
@@ -45,7 +35,7 @@ function createPostgresPool(url: string, options: DialectOptions) {
  * parameterized ones (a small, fixed set of SQL texts) so each connection prepares them once.
  * Behind a transaction-mode pooler (PgBouncer < 1.21) named statements do not work.
  */
-function withPreparedStatements(pool: pg.Pool): PostgresPool {
+export function withPreparedStatements(pool: pg.Pool): PostgresPool {
   const names = new Map<string, string>();
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const nameFor = (text: string): string | undefined => {

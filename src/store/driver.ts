@@ -1,0 +1,62 @@
+// The one interface every database module implements. All that differs between SQLite,
+// PostgreSQL and MySQL lives behind it, in src/store/<kind>/; the repository
+// (book-repository.ts) and the migrations use only this.
+import type { ColumnBuilderCallback, ColumnDataType, CompiledQuery, Expression, Kysely, QueryResult } from 'kysely';
+import type { Logger } from 'pino';
+import type { BookFields, StoredBook } from '../books/book.js';
+import type { BookPage, PoolStats } from './book-store.js';
+import type { BookDatabase, BookRow } from './books-table.js';
+import type { StoreErrorKind } from './errors.js';
+
+export interface DriverOptions {
+  /** Bound on one query (and on waiting for a pooled connection) so an outage answers 503, not a hang. */
+  queryTimeoutMs: number;
+  poolMax: number | undefined;
+  logger: Logger;
+  /** Shown in messages instead of the URL, which may hold a password. */
+  description: string;
+}
+
+export const DEFAULT_POOL_MAX = 10;
+
+/** What src/store/<kind>/index.ts exports; store-url.ts loads it only when a store of its kind opens. */
+export interface DatabaseModule<Target> {
+  /** Opens the connection or pool (nothing is sent yet: openStore waits until it answers). */
+  open(target: Target, options: DriverOptions): BookStoreDriver;
+}
+
+/** What the books table's DDL takes from the database; its other columns follow src/books/book.ts. */
+export interface BooksTableDdl {
+  /** A 64-bit integer primary key, generated, never reused after a delete. */
+  idColumn: { type: ColumnDataType; build: ColumnBuilderCallback };
+  /** Appended to CREATE TABLE (engine, character set), if anything. */
+  tableOptions: Expression<unknown> | undefined;
+}
+
+/** One open database. Every query the repository sends goes through it. */
+export interface BookStoreDriver {
+  /** Kysely over the connection or pool: migrations, health checks, queries that are not hot. */
+  readonly db: Kysely<BookDatabase>;
+  readonly booksTable: BooksTableDdl;
+
+  /** Runs a compiled query that changes nothing. */
+  read<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+  /** Runs a compiled single-statement write; resolves once it is durable. */
+  write<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+
+  /** Inserts a book (title, author, year). */
+  insertBook(fields: BookFields): Promise<QueryResult<unknown>>;
+  /** The stored book from insertBook's result: the row it returned, or the id it generated. */
+  insertedBook(result: QueryResult<unknown>, fields: BookFields): StoredBook;
+  /** Applies `changes` (at least one field); the first row is the book as written, none when it does not exist. */
+  updateBook(id: bigint, changes: Partial<BookFields>): Promise<QueryResult<BookRow>>;
+  /** Up to `limit` books with an id above `afterId`, by id, in the form decodePage reads. */
+  selectPage(afterId: bigint, limit: number): Promise<QueryResult<unknown>>;
+  decodePage(rows: readonly unknown[]): BookPage;
+
+  /** Connection pool usage, for metrics. */
+  poolStats(): PoolStats | undefined;
+  /** What a driver error means; see errors.ts. */
+  classifyError(error: unknown): StoreErrorKind | undefined;
+  close(): Promise<void>;
+}

@@ -1,0 +1,56 @@
+// The MySQL / MariaDB database module: a mysql2 pool; no RETURNING, so inserts read the
+// generated id and updates read the row back in their transaction; list rows written as JSON
+// by bookJson() (MySQL's JSON functions reorder keys).
+import { Kysely, MysqlDialect, sql, type CompiledQuery } from 'kysely';
+import { BOOK_COLUMNS, bookJson } from '../../books/book.js';
+import type { BookPage } from '../book-store.js';
+import { bind, toBigInt, toStoredBook, type BookDatabase, type BookRow } from '../books-table.js';
+import type { BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
+import { classifyMysqlError } from './errors.js';
+import { createPool, mysqlPoolStats } from './pool.js';
+
+const BOOKS_TABLE: BooksTableDdl = {
+  idColumn: { type: 'bigint', build: (col) => col.primaryKey().autoIncrement() },
+  // Full Unicode whatever the server's default character set; binary collation keeps text exact.
+  tableOptions: sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`,
+};
+
+export const mysql: DatabaseModule<{ url: string }> = {
+  open({ url }, options): BookStoreDriver {
+    const pool = createPool(url, options);
+    const db = new Kysely<BookDatabase>({ dialect: new MysqlDialect({ pool }) });
+    const run = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
+    // Compiled once; parameters in the order of the values: title, author, year.
+    const insert = db.insertInto('books').values({ title: '', author: '', year: 0 }).compile();
+    const page = db.selectFrom('books').select(BOOK_COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).compile();
+    return {
+      db,
+      booksTable: BOOKS_TABLE,
+      read: run,
+      write: run,
+      insertBook: (fields) => run(bind(insert, [fields.title, fields.author, fields.year])),
+      // No INSERT … RETURNING: the generated id comes back with the result.
+      insertedBook: (result, fields) => ({ id: BigInt(result.insertId as bigint), ...fields }),
+      // No UPDATE … RETURNING: update and read back in one transaction, so the answer is our own write.
+      updateBook: (id, changes) =>
+        db.transaction().execute(async (trx) => {
+          await trx.updateTable('books').set(changes).where('id', '=', id).execute();
+          const row = await trx.selectFrom('books').select(BOOK_COLUMNS).where('id', '=', id).executeTakeFirst();
+          return { rows: row ? [row as BookRow] : [] };
+        }),
+      selectPage: (afterId, limit) => run(bind(page, [afterId, limit])),
+      decodePage(rows): BookPage {
+        const books = rows as readonly BookRow[];
+        const last = books.at(-1);
+        return {
+          json: books.map((row) => bookJson(toStoredBook(row))).join(','),
+          count: books.length,
+          lastId: last === undefined ? undefined : toBigInt(last.id),
+        };
+      },
+      poolStats: mysqlPoolStats(pool, options),
+      classifyError: classifyMysqlError,
+      close: () => db.destroy(),
+    };
+  },
+};
