@@ -97,9 +97,36 @@ describe('GroupCommit', () => {
     expect(run('select name from items order by id').rows).toEqual([{ name: 'before' }, { name: 'after' }]);
   });
 
-  it('when the commit itself fails, no write of the batch is acknowledged', async () => {
+  it('when the commit itself fails, no write of the batch is acknowledged, and none is stored', async () => {
+    // A foreign key checked only at COMMIT: BEGIN and every write of the batch succeed, then
+    // COMMIT refuses the orphan, and SQLite keeps nothing of the transaction.
+    run('pragma foreign_keys = on');
+    run('create table parents (id integer primary key)');
+    run('create table children (parent integer not null references parents (id) deferrable initially deferred)');
+    const orphan = () => run('insert into children (parent) values (?)', 42);
+    let ran = 0;
+    const counted = (write: () => unknown) => () => {
+      ran += 1;
+      return write();
+    };
     const groupCommit = new GroupCommit(sqlite.database);
-    sqlite.database.close(); // every statement now fails, the transaction cannot even begin
+    const results = await Promise.allSettled([insert('a'), orphan, insert('b')].map((write) => groupCommit.run(counted(write))));
+    expect(ran).toBe(3); // the batch ran whole: it failed at COMMIT, not before
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const result of results) {
+      expect((result as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' });
+    }
+    expect(sqlite.database.inTransaction).toBe(false);
+    expect(count()).toBe(0);
+    expect(run('select count(*) as n from children').rows).toEqual([{ n: 0n }]);
+    // The connection is not left inside the failed transaction: the next batch commits.
+    await groupCommit.run(insert('c'));
+    expect(count()).toBe(1);
+  });
+
+  it('when the transaction cannot even begin, no write of the batch is acknowledged', async () => {
+    const groupCommit = new GroupCommit(sqlite.database);
+    sqlite.database.close(); // every statement now fails, BEGIN first
     const results = await Promise.allSettled([1, 2, 3].map(() => groupCommit.run(insert('x'))));
     expect(results.every((result) => result.status === 'rejected')).toBe(true);
   });
