@@ -1,32 +1,42 @@
-// buildApp(config, store): the Fastify application with its parsers, hooks, routes and
-// the mapping of every outcome onto the envelope. It does not listen; main.ts does.
+// buildApp(): the Fastify application. The server's options, the answers given outside the
+// routes, then the plugins in tiers: the app's own (src/plugins/app), third-party ones with our
+// options (src/plugins/external), the routes (src/routes), and the 405 answers once every
+// route is known. It does not listen; src/server.ts does.
+//
+// Each of these plugins is fastify-plugin'd, so they all share the root context, as if written
+// here: a hook applies to every route once, and every request is of one Request class.
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
-import cors from '@fastify/cors';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
-import { createAuthGuard, authenticationFailure } from './auth/guard.js';
-import { createLoginLimiter, type LoginLimiter } from './auth/login-limiter.js';
-import { registerTokenRoute } from './auth/routes.js';
-import { createCredentialsChecker, createTokenService } from './auth/tokens.js';
-import { registerBookRoutes } from './books/routes.js';
+import type { LoginLimiter } from './auth/login-limiter.js';
 import type { Config } from './config.js';
 import { Messages, errorEnvelope } from './http/envelope.js';
-import { SECURITY_HEADERS, bodyProblemOf, handleClientError, handleError } from './http/errors.js';
-import { registerLingeringClose } from './http/lingering-close.js';
-import { recordRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
-import type { App, ResponseObserver } from './http/types.js';
-import { registerHealthRoutes } from './http/health.js';
-import { registerMetrics } from './http/metrics.js';
-import { registerOpenApi } from './http/openapi.js';
+import { handleClientError, handleError } from './http/errors.js';
+import { answerRefusedUrl } from './http/refused-url.js';
+import type { App } from './http/types.js';
+import auth from './plugins/app/auth.js';
+import jsonBody from './plugins/app/json-body.js';
+import lingeringClose from './plugins/app/lingering-close.js';
+import { methodNotAllowed, routeTable } from './plugins/app/method-not-allowed.js';
+import metrics from './plugins/app/metrics.js';
+import requestHeaders from './plugins/app/request-headers.js';
+import requestLog from './plugins/app/request-log.js';
+import storePlugin from './plugins/app/store.js';
+import cors from './plugins/external/cors.js';
+import openapi from './plugins/external/openapi.js';
+import bookRoutes from './routes/books.js';
+import healthRoutes from './routes/health.js';
+import metricsRoute from './routes/metrics.js';
+import openapiRoute from './routes/openapi.js';
+import tokenRoute from './routes/token.js';
 import type { BookStore } from './store/book-store.js';
-import { VERSION } from './version.js';
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
-export const MAX_HEADER_BYTES = 128 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
+const MAX_HEADER_BYTES = 128 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
-export interface AppDependencies {
+interface AppDependencies {
   config: Readonly<Config>;
   store: BookStore;
   logger: Logger;
@@ -35,11 +45,9 @@ export interface AppDependencies {
 }
 
 export async function buildApp({ config, store, logger, loginLimiter }: AppDependencies): Promise<App> {
-  const tokens = createTokenService(config.auth.secret);
-
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }), // one line per request, written below
+    logController: new LogController({ disableRequestLogging: true }), // one line per request: plugins/app/request-log.ts
     bodyLimit: BODY_LIMIT_BYTES,
     requestTimeout: config.http.requestTimeoutMs, // whole request, so a slow upload cannot hold a socket
     connectionTimeout: 60_000, // socket inactivity
@@ -63,105 +71,39 @@ export async function buildApp({ config, store, logger, loginLimiter }: AppDepen
     },
     // Bodies must match their schema exactly: `"1999"` is not a year.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, useDefaults: false } },
-    clientErrorHandler: handleClientError,
-    frameworkErrors: (error, request, reply) => handleUndecodableUrl(error, request, reply),
+    clientErrorHandler: handleClientError, // before a request exists: malformed, too large, too slow
+    frameworkErrors: answerRefusedUrl, // URLs the router refuses (`/book/%zz`)
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // An `Expect` other than 100-continue: Node would answer a bare 417 before any hook runs.
   // RFC 9110 lets a server ignore it, so the request is served as usual (auth first, envelope).
   app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response));
 
-  // JSON whatever the Content-Type (clients that forget the header still work), through the
-  // secure parser that refuses `__proto__` and `constructor.prototype` keys.
-  // Routes that take no body (GET, DELETE) ignore whatever a client sends along.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
-    if (request.routeOptions.config.invalidBodyMessage === undefined) return done(null, undefined);
-    return parseJson(request, body as string, done);
-  });
-
-  app.addHook('onRequest', (request, reply, done) => {
-    setResponseHeaders(request, reply);
-    // Bodies are JSON whatever the Content-Type; an unparsable one (`;;;`, empty) would make
-    // Fastify answer 415 before any parser runs.
-    if (request.headers['content-type'] !== undefined) request.headers['content-type'] = 'application/json';
-    done();
-  });
-  const observers: ResponseObserver[] = [logFinishedRequest];
-  app.addHook('onResponse', (request, reply, done) => {
-    for (const observe of observers) observe(request, reply);
-    done();
-  });
-
-  registerLingeringClose(app); // answers that leave a body unread close without a reset
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorEnvelope(404, Messages.routeNotFound)));
 
-  const routeTable = recordRoutes(app);
-  if (config.http.corsOrigins) {
-    await app.register(cors, {
-      origin: config.http.corsOrigins === '*' ? '*' : config.http.corsOrigins,
-      methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-      exposedHeaders: ['X-Request-Id', 'Retry-After'],
-      maxAge: 600,
-      strictPreflight: false, // a bare OPTIONS gets the same 204, not a text/plain 400
-    });
-  }
-  await registerOpenApi(app, VERSION);
-  if (config.http.metrics) observers.push(registerMetrics(app, store));
-  registerHealthRoutes(app, store);
-  registerTokenRoute(app, {
-    tokens,
-    credentials: createCredentialsChecker(config.auth.username, config.auth.password),
-    limiter: loginLimiter ?? createLoginLimiter(config.auth.loginRateLimit),
-  });
-  registerBookRoutes(app, { store, requireToken: createAuthGuard(tokens) });
+  // The app's own plugins first: every route registered after routeTable gets its 405 answers
+  // (the /docs pages' too), and the answer's headers are set before CORS may answer a preflight.
+  app.register(routeTable);
+  app.register(requestHeaders);
+  app.register(jsonBody);
+  app.register(lingeringClose);
+  app.register(requestLog);
+  app.register(storePlugin, { store });
+  app.register(metrics, { enabled: config.http.metrics });
+  app.register(auth, { settings: config.auth, loginLimiter });
+
+  // Third-party plugins with our options; the OpenAPI document describes the routes after it.
+  app.register(cors, { origins: config.http.corsOrigins });
+  app.register(openapi);
+
+  app.register(openapiRoute);
+  app.register(metricsRoute);
+  app.register(healthRoutes);
+  app.register(tokenRoute);
+  app.register(bookRoutes);
+
+  app.register(methodNotAllowed);
   await app.after();
-  registerMethodNotAllowed(app, routeTable);
-
-  /**
-   * A URL whose `:id` cannot be decoded (`/book/%zz`) or is absurdly long never reaches a
-   * route. Under /book/ it is still a protected path: authenticate first, then 404.
-   */
-  function handleUndecodableUrl(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-    // Fastify skips the hooks for these: set the headers and observe the answer here.
-    setResponseHeaders(request, reply);
-    reply.raw.once('finish', () => {
-      for (const observe of observers) observe(request, reply);
-    });
-    if (request.url.startsWith('/book/')) {
-      const failure = authenticationFailure(request.headers.authorization, tokens);
-      if (failure) return reply.code(401).send(errorEnvelope(401, failure));
-      return reply.code(404).send(errorEnvelope(404, Messages.bookNotFound));
-    }
-    request.log.debug({ code: error.code }, 'undecodable URL');
-    return reply.code(400).send(errorEnvelope(400, Messages.badRequest));
-  }
-
   return app;
-}
-
-const SECURITY_HEADER_ENTRIES = Object.entries(SECURITY_HEADERS);
-
-/** Headers on every answer: the request id, and a policy that suits a JSON API. */
-function setResponseHeaders(request: FastifyRequest, reply: FastifyReply) {
-  reply.header('x-request-id', request.id);
-  for (const [name, value] of SECURITY_HEADER_ENTRIES) reply.header(name, value);
-}
-
-/** One log line per finished request. */
-function logFinishedRequest(request: FastifyRequest, reply: FastifyReply) {
-  request.log.info(
-    {
-      method: request.method,
-      route: request.routeOptions.url,
-      url: request.url.length > 256 ? `${request.url.slice(0, 256)}…` : request.url,
-      status: reply.statusCode,
-      durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      invalid: bodyProblemOf(request), // a refused body: which field and why (pino omits undefined)
-    },
-    'request completed',
-  );
 }

@@ -4,17 +4,9 @@ import { STATUS_CODES } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { SECURITY_HEADERS } from '../plugins/app/request-headers.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { Messages, errorEnvelope } from './envelope.js';
-
-/**
- * On every answer, JSON ones need no active content. The /docs page replaces the policy with
- * its own on its own routes (src/http/openapi.ts).
- */
-export const SECURITY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-} as const;
 
 /** Messages for 4xx statuses that have no operation-specific text. */
 const GENERIC_MESSAGES: Record<number, string> = {
@@ -49,7 +41,7 @@ interface ValidationIssue {
  * Which field failed and why, in words: `year: must be an integer`. Built from the schema's
  * rule, never from the value sent (a password must not reach the log).
  */
-export function describeBodyProblem(error: FastifyError): string {
+function describeBodyProblem(error: FastifyError): string {
   if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'body: empty';
   if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return 'body: not valid JSON, or a forbidden __proto__ / constructor.prototype key';

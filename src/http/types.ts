@@ -2,8 +2,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,
-  FastifyReply,
-  FastifyRequest,
   FastifyInstance,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
@@ -24,6 +22,3 @@ declare module 'fastify' {
     invalidBodyMessage?: string;
   }
 }
-
-/** Called once per finished request (log line, metrics), including requests the router refused. */
-export type ResponseObserver = (request: FastifyRequest, reply: FastifyReply) => void;

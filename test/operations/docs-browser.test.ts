@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/http/openapi.js';
+import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/plugins/external/openapi.js';
 import { describeWhenAvailable } from '../helpers/ci.js';
 import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
 

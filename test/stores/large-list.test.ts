@@ -1,7 +1,7 @@
 // GET /books over more books than one store page: the streamed answer is the same envelope,
 // complete and ordered by id (docs/api.md "GET /books").
 import { describe, expect, it } from 'vitest';
-import { LIST_PAGE_SIZE } from '../../src/books/routes.js';
+import { LIST_PAGE_SIZE } from '../../src/routes/books.js';
 import { forEachStore } from '../helpers/stores.js';
 import { useService } from '../helpers/service.js';
 

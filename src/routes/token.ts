@@ -1,22 +1,18 @@
 // POST /token: the built-in credentials in exchange for a signed, 15-minute token.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { LoginBody, TokenResponses, refTo } from '../books/schemas.js';
+import fp from 'fastify-plugin';
 import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
-import type { App } from '../http/types.js';
-import type { LoginLimiter } from './login-limiter.js';
-import type { CredentialsChecker, TokenService } from './tokens.js';
+import { refTo } from '../schemas/common.js';
+import { LoginBody, TokenResponses } from '../schemas/token.js';
 
-export interface TokenRouteOptions {
-  tokens: TokenService;
-  credentials: CredentialsChecker;
-  limiter: LoginLimiter;
-}
+const tokenRoute: FastifyPluginAsyncTypebox = async (app) => {
+  const { tokens, credentials, loginLimiter } = app;
 
-export function registerTokenRoute(app: App, { tokens, credentials, limiter }: TokenRouteOptions) {
   // Runs before the body is read: a limited address gets 429 whatever it sends.
   function refuseWhileLimited(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     reply.header('cache-control', 'no-store');
-    const retryAfter = limiter.retryAfterSeconds(request.ip);
+    const retryAfter = loginLimiter.retryAfterSeconds(request.ip);
     if (retryAfter === 0) {
       done();
       return;
@@ -41,7 +37,7 @@ export function registerTokenRoute(app: App, { tokens, credentials, limiter }: T
       const { username, password } = request.body;
       if (!credentials.matches(username, password)) {
         // With several workers this waits until every worker knows, so the next attempt is refused anywhere.
-        await limiter.recordFailure(request.ip);
+        await loginLimiter.recordFailure(request.ip);
         return reply.code(401).send(errorEnvelope(401, Messages.invalidCredentials));
       }
       let token: string;
@@ -54,4 +50,6 @@ export function registerTokenRoute(app: App, { tokens, credentials, limiter }: T
       return reply.code(200).send(envelope(200, Messages.tokenGenerated, { token }));
     },
   );
-}
+};
+
+export default fp(tokenRoute, { name: 'token-route', dependencies: ['auth'] });

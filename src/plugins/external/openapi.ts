@@ -1,12 +1,16 @@
-// The OpenAPI 3.1 document, generated from the same route schemas that validate and
-// serialize (no hand-written copy), at GET /openapi.json; and the interactive reference
-// page at GET /docs, served from the swagger-ui package's own files (no CDN).
+// The OpenAPI 3.1 document (@fastify/swagger), generated from the same route schemas that
+// validate and serialize (no hand-written copy; src/routes/openapi.ts serves it at
+// GET /openapi.json), and the interactive reference page at GET /docs (@fastify/swagger-ui),
+// served from the package's own files (no CDN).
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { BookIdParams, DocumentedBookIdParams, SHARED_SCHEMAS } from '../books/schemas.js';
-import type { App } from './types.js';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { BookIdParams, DocumentedBookIdParams } from '../../schemas/book.js';
+import { SHARED_SCHEMAS } from '../../schemas/shared.js';
+import { VERSION } from '../../version.js';
 
-export const DOCS_PREFIX = '/docs';
+const DOCS_PREFIX = '/docs';
 /** The reference page's title (the browser tab and the top bar). */
 export const DOCS_TITLE = 'Book collection service API';
 const DOCS_CSP = [
@@ -39,12 +43,12 @@ const FAVICON_SVG =
   '</svg>';
 
 /**
- * Register before the routes: the document is built from every route registered after it.
- * The named schemas (src/books/schemas.ts) are added here as Fastify shared schemas, so the
- * routes' `$ref`s resolve for validation and serialization, and the document lists them
- * under `components.schemas` by their `$id`.
+ * The document is built from every route registered after this plugin. The named schemas
+ * (src/schemas/shared.ts) are added here as Fastify shared schemas, so the routes' `$ref`s
+ * resolve for validation and serialization, and the document lists them under
+ * `components.schemas` by their `$id`.
  */
-export async function registerOpenApi(app: App, version: string) {
+async function openapi(app: FastifyInstance) {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   await app.register(swagger, {
@@ -52,7 +56,7 @@ export async function registerOpenApi(app: App, version: string) {
       openapi: '3.1.0',
       info: {
         title: 'Book collection service',
-        version,
+        version: VERSION,
         description:
           'Stores book records and protects them with signed, time-limited tokens. Every response, ' +
           'success or failure, is the envelope `{status, message, data}` with the HTTP status equal to `status`. ' +
@@ -91,8 +95,6 @@ export async function registerOpenApi(app: App, version: string) {
     }),
   });
 
-  app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.send(app.swagger()));
-
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     staticCSP: true,
@@ -107,3 +109,5 @@ export async function registerOpenApi(app: App, version: string) {
     },
   });
 }
+
+export default fp(openapi, { name: 'openapi' });

@@ -1,14 +1,16 @@
 // GET /healthz (liveness: the process answers, touches nothing) and GET /readyz
 // (readiness: the store answers). Public, in the envelope.
-import { HealthResponses } from '../books/schemas.js';
-import type { BookStore } from '../store/book-store.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
+import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
+import { HealthResponses } from '../schemas/health.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import { Messages, envelope, errorEnvelope } from './envelope.js';
-import type { App } from './types.js';
 
 const READY_TIMEOUT_MS = 2_000;
 
-export function registerHealthRoutes(app: App, store: BookStore) {
+const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store } = app;
+
   app.get(
     '/healthz',
     {
@@ -42,7 +44,7 @@ export function registerHealthRoutes(app: App, store: BookStore) {
       }
     },
   );
-}
+};
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -51,3 +53,5 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+export default fp(healthRoutes, { name: 'health-routes', dependencies: ['store'] });

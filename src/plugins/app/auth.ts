@@ -1,0 +1,53 @@
+// Authentication for the routes: the token service and the built-in credentials (for
+// POST /token), the failed-login limiter, and `requireToken`, the onRequest hook that protects
+// the book routes. It runs before body parsing, id parsing and any store access, so
+// authentication is always the first check.
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import fp from 'fastify-plugin';
+import { createLoginLimiter, type LoginLimiter } from '../../auth/login-limiter.js';
+import { createCredentialsChecker, createTokenService, type CredentialsChecker, type TokenService } from '../../auth/tokens.js';
+import type { AuthSettings } from '../../config.js';
+import { Messages, errorEnvelope } from '../../http/envelope.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    tokens: TokenService;
+    credentials: CredentialsChecker;
+    loginLimiter: LoginLimiter;
+    /** An onRequest hook: 401 unless `Authorization` holds a valid token (raw, or with a `Bearer ` prefix). */
+    requireToken: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+  }
+}
+
+export interface AuthOptions {
+  settings: Readonly<AuthSettings>;
+  /** The failed-login limiter; one for this process unless given (cluster workers share one). */
+  loginLimiter: LoginLimiter | undefined;
+}
+
+/** Clients and OpenAPI tools send `Bearer <token>`; the documented form is the bare token. Both work. */
+const BEARER_PREFIX = /^bearer\s+/i;
+
+function authenticationFailure(header: string | undefined, tokens: TokenService): string | undefined {
+  if (header === undefined || header.trim() === '') return Messages.tokenRequired;
+  const token = BEARER_PREFIX.test(header) ? header.replace(BEARER_PREFIX, '') : header;
+  return tokens.isValid(token) ? undefined : Messages.invalidToken;
+}
+
+export default fp<AuthOptions>(
+  async function auth(app, { settings, loginLimiter }) {
+    const tokens = createTokenService(settings.secret);
+    app.decorate('tokens', tokens);
+    app.decorate('credentials', createCredentialsChecker(settings.username, settings.password));
+    app.decorate('loginLimiter', loginLimiter ?? createLoginLimiter(settings.loginRateLimit));
+    app.decorate('requireToken', function requireToken(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+      const failure = authenticationFailure(request.headers.authorization, tokens);
+      if (failure === undefined) {
+        done();
+        return;
+      }
+      reply.code(401).send(errorEnvelope(401, failure));
+    });
+  },
+  { name: 'auth' },
+);

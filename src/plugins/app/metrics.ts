@@ -1,0 +1,81 @@
+// Prometheus metrics: requests by method, route pattern and status, their duration (an
+// onResponse hook), the store's pool usage and the default process metrics, in a registry of
+// this app's own (`app.metrics`, served by src/routes/metrics.ts). METRICS=false: none of it.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BookStore } from '../../store/book-store.js';
+
+export interface Metrics {
+  registry: Registry;
+  /** Counts one finished request. */
+  observe(request: FastifyRequest, reply: FastifyReply): void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Undefined when METRICS=false. */
+    metrics: Metrics | undefined;
+  }
+}
+
+function createMetrics(store: BookStore): Metrics {
+  // A registry per app, so several apps in one process (tests) do not share counters.
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from request to response, by method, route pattern and status',
+    labelNames,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'book_store_pool_connections',
+    help: 'Store connection pool: open (total), idle, waiting queries, configured max',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const stats = store.poolStats();
+      if (!stats) return;
+      this.set({ state: 'total' }, stats.total);
+      this.set({ state: 'idle' }, stats.idle);
+      this.set({ state: 'in_use' }, stats.total - stats.idle);
+      this.set({ state: 'waiting' }, stats.waiting);
+      this.set({ state: 'max' }, stats.max);
+    },
+  });
+
+  return {
+    registry,
+    observe(request, reply) {
+      // The route pattern, never the raw URL: ids would make the label set unbounded.
+      const route = request.routeOptions.url ?? 'unmatched';
+      const labels = { method: request.method, route, status: String(reply.statusCode) };
+      requests.inc(labels);
+      duration.observe(labels, reply.elapsedTime / 1000);
+    },
+  };
+}
+
+export default fp<{ enabled: boolean }>(
+  async function metricsPlugin(app, { enabled }) {
+    const metrics = enabled ? createMetrics(app.store) : undefined;
+    app.decorate('metrics', metrics);
+    if (metrics) {
+      app.addHook('onResponse', (request, reply, next) => {
+        metrics.observe(request, reply);
+        next();
+      });
+    }
+  },
+  { name: 'metrics', dependencies: ['store'] },
+);

@@ -1,0 +1,37 @@
+// The app's one onRequest hook, first in line for every request: the headers every answer
+// carries, and the request's Content-Type made JSON for the body parser (json-body.ts).
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import fp from 'fastify-plugin';
+
+/**
+ * On every answer: JSON needs no active content. The /docs page replaces the policy with its
+ * own on its own routes (src/plugins/external/openapi.ts).
+ */
+export const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+} as const;
+
+const SECURITY_HEADER_ENTRIES = Object.entries(SECURITY_HEADERS);
+
+/** The request id (Fastify's genReqId, app.ts) and the security policy. */
+export function setAnswerHeaders(request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  for (const [name, value] of SECURITY_HEADER_ENTRIES) reply.header(name, value);
+}
+
+function requestHeaders(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+  setAnswerHeaders(request, reply);
+  // Bodies are JSON whatever the Content-Type (json-body.ts); an unparsable one (`;;;`, empty)
+  // would make Fastify answer 415 before any parser runs. Done here, not in a hook of its own,
+  // so that a request passes one onRequest hook of the app's.
+  if (request.headers['content-type'] !== undefined) request.headers['content-type'] = 'application/json';
+  done();
+}
+
+export default fp(
+  async function requestHeadersPlugin(app) {
+    app.addHook('onRequest', requestHeaders);
+  },
+  { name: 'request-headers' },
+);

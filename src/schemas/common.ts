@@ -1,0 +1,78 @@
+// What every schema file builds on: references to named schemas, the envelope with `const`
+// status and message, and every error envelope (the resources share most of them).
+//
+// Every body and every response envelope is a named schema (`$id`). The OpenAPI plugin adds
+// them all to the app as Fastify shared schemas (src/schemas/shared.ts lists them), the routes
+// refer to them by `$ref` (see `refTo`), and the OpenAPI document lists them under
+// `components.schemas`, so a generated client gets one type per name.
+import { Type, type Static, type TNull, type TSchema } from 'typebox';
+import { Messages } from '../http/envelope.js';
+
+/**
+ * A reference to a named schema, carrying the TypeScript type of the schema it names, so that
+ * handlers are typed as if the schema were written inline.
+ */
+export function refTo<Named extends TSchema>(schema: Named) {
+  if (!('$id' in schema) || typeof schema.$id !== 'string') throw new Error('refTo: the schema has no $id');
+  return Type.Unsafe<Static<Named>>(Type.Ref(schema.$id));
+}
+
+// `status` and `message` are constants in each envelope schema. fast-json-stringify writes a
+// `const` as its literal without reading the value, which keeps the success path fast; so
+// each envelope schema states exactly the status and message its handler sends, and a status
+// with two possible messages is an `anyOf` of two envelopes. In TypeScript they stay number
+// and string: handlers build envelopes with `envelope()` and `errorEnvelope()`.
+const constStatus = (status: number) => Type.Unsafe<number>({ type: 'integer', const: status });
+const constMessage = (message: string) => Type.Unsafe<string>({ type: 'string', const: message });
+
+export function envelopeSchema<Data extends TSchema>(name: string, status: number, message: string, data: Data, description: string) {
+  return Type.Object(
+    { status: constStatus(status), message: constMessage(message), data },
+    { $id: name, additionalProperties: false, description },
+  );
+}
+
+/** An error envelope: `data` is always null. */
+type ErrorSchema = ReturnType<typeof envelopeSchema<TNull>>;
+
+/** Error envelopes by name (their `$id`): status, message and what it means. */
+function errorSchemas<Name extends string>(rows: Record<Name, [status: number, message: string, description: string]>) {
+  const schemas = {} as Record<Name, ErrorSchema>;
+  for (const name of Object.keys(rows) as Name[]) {
+    const [status, message, description] = rows[name];
+    schemas[name] = envelopeSchema(name, status, message, Type.Null(), description);
+  }
+  return schemas;
+}
+
+/** Every error envelope the service sends (docs/api.md "Errors"). */
+export const {
+  InvalidLoginPayloadResponse,
+  InvalidInputResponse,
+  InvalidCredentialsResponse,
+  TokenRequiredResponse,
+  InvalidTokenResponse,
+  BookNotFoundResponse,
+  BodyTooLargeResponse,
+  TooManyRequestsResponse,
+  InternalErrorResponse,
+  TokenSigningFailedResponse,
+  ServiceUnavailableResponse,
+} = errorSchemas({
+  InvalidLoginPayloadResponse: [400, Messages.invalidLoginPayload, 'The body is not a JSON object with string username and password'],
+  InvalidInputResponse: [400, Messages.invalidBook, 'The body cannot be read as a book; nothing is stored or changed'],
+  InvalidCredentialsResponse: [401, Messages.invalidCredentials, 'Username or password differs from the configured pair'],
+  TokenRequiredResponse: [401, Messages.tokenRequired, 'The Authorization header is missing or empty'],
+  InvalidTokenResponse: [401, Messages.invalidToken, 'The token is malformed, badly signed, not HMAC-signed, without exp, expired, or not valid yet'],
+  BookNotFoundResponse: [404, Messages.bookNotFound, 'No book with that id, or the id is not an integer from 1 to 9223372036854775807'],
+  BodyTooLargeResponse: [413, Messages.bodyTooLarge, 'The request body is over 1 MiB'],
+  TooManyRequestsResponse: [429, Messages.tooManyRequests, 'Too many failed logins from this address; the Retry-After header says when to try again'],
+  InternalErrorResponse: [500, Messages.internalError, 'Unexpected failure; details are in the log only'],
+  TokenSigningFailedResponse: [500, Messages.tokenSigningFailed, 'Token signing failed'],
+  ServiceUnavailableResponse: [503, Messages.serviceUnavailable, 'The store cannot be reached; retry later'],
+});
+
+export const UnauthorizedResponse = Type.Union([refTo(TokenRequiredResponse), refTo(InvalidTokenResponse)], {
+  $id: 'UnauthorizedResponse',
+  description: 'No token, or a token that is not valid',
+});
