@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { describeStoreUrl, parseStoreUrl, type StoreConfig } from './store/store-url.js';
+import { StartupError } from './startup-error.js';
 
 /** How the service listens and treats HTTP clients. */
 export interface HttpSettings {
@@ -48,20 +49,21 @@ export interface Config {
   warnings: string[];
 }
 
-export class ConfigError extends Error {
+/** A setting that cannot be used: the message names it. */
+export class ConfigError extends StartupError {
   override name = 'ConfigError';
 }
 
-export const DEFAULT_DB_URL = 'sqlite:./data/books.db';
-export const DEFAULT_USERNAME = 'admin';
-export const DEFAULT_PASSWORD = 'password';
+const DEFAULT_DB_URL = 'sqlite:./data/books.db';
+const DEFAULT_USERNAME = 'admin';
+const DEFAULT_PASSWORD = 'password';
 const MIN_SECRET_BYTES = 32;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 type Env = Record<string, string | undefined>;
 
 /** Reads `.env` from `cwd` if present. Variables already in the environment win. */
-export function readDotEnv(cwd: string): Env {
+function readDotEnv(cwd: string): Env {
   let content: string;
   try {
     content = readFileSync(resolve(cwd, '.env'), 'utf8');

@@ -4,9 +4,7 @@
 import { HELP, USAGE, UsageError, parseCommandLine, type Command } from './cli.js';
 import { migrate } from './commands/migrate.js';
 import { serve } from './commands/serve.js';
-import { ConfigError } from './config.js';
 import { StartupError } from './startup-error.js';
-import { StoreStartupError } from './store/open-store.js';
 import { VERSION } from './version.js';
 
 async function main() {
@@ -33,7 +31,7 @@ async function main() {
 main().catch((error: unknown) => {
   // A failure the user can fix names its setting and cause; anything else is still one line,
   // and LOG_LEVEL=debug adds its stack.
-  const expected = error instanceof ConfigError || error instanceof StoreStartupError || error instanceof StartupError;
+  const expected = error instanceof StartupError; // ConfigError, StoreStartupError, a listen failure
   const message = expected ? (error as Error).message : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   process.stderr.write(`book-service: cannot start: ${message.split('\n')[0]}\n`);
   if (!expected && error instanceof Error && /^(debug|trace)$/i.test(process.env.LOG_LEVEL ?? '')) {

@@ -3,13 +3,13 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
 
-export const TOKEN_LIFETIME_SECONDS = 15 * 60;
+const TOKEN_LIFETIME_SECONDS = 15 * 60;
 
 /** Verification accepts the HMAC family only (docs/api.md: non-HMAC methods are refused). */
-export const ACCEPTED_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
+const ACCEPTED_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 
 /** Verified tokens remembered at once; the oldest is forgotten first. */
-export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 
 export interface TokenService {
   /** Returns a new token; throws if signing fails. */

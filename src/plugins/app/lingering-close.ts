@@ -29,7 +29,7 @@ export const LINGER_MS = 5_000;
 /** How much a client may still send while its socket lingers. */
 export const LINGER_MAX_BYTES = 16 * 1024 * 1024;
 /** Once the server is closing, a lingering socket is kept at most this much longer. */
-export const LINGER_WHILE_CLOSING_MS = 1_000;
+const LINGER_WHILE_CLOSING_MS = 1_000;
 /** Up to this declared size, the rest of a body is read and the connection kept (Node's way). */
 const SMALL_BODY_BYTES = 64 * 1024;
 
