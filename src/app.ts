@@ -13,7 +13,7 @@ import type { LoginLimiter } from './auth/login-limiter.js';
 import type { Config } from './config.js';
 import { Messages, errorEnvelope } from './http/envelope.js';
 import { handleClientError, handleError } from './http/errors.js';
-import { answerRefusedUrl } from './http/refused-url.js';
+import { answerRefusedUrl } from './plugins/app/refused-url.js';
 import type { App } from './http/types.js';
 import auth from './plugins/app/auth.js';
 import jsonBody from './plugins/app/json-body.js';

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
-import { describeStoreUrl, parseStoreUrl, type StoreConfig } from './store/store-url.js';
+import type { StoreSettings } from './store/open-store.js';
+import { describeStoreUrl, parseStoreUrl } from './store/store-url.js';
 import { StartupError } from './startup-error.js';
 
 /** How the service listens and treats HTTP clients. */
@@ -26,17 +27,6 @@ export interface AuthSettings {
   password: string;
   /** Failed logins a minute per client address before 429; 0 = off. */
   loginRateLimit: number;
-}
-
-/** Where the books are kept and how long to wait for the store. */
-export interface StoreSettings {
-  target: StoreConfig;
-  /** DB_URL with any password masked: safe to log. */
-  description: string;
-  connectTimeoutMs: number;
-  /** Bound on one query (and on waiting for a pooled connection). */
-  queryTimeoutMs: number;
-  poolMax: number | undefined;
 }
 
 export interface Config {

@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { SECURITY_HEADERS } from '../plugins/app/request-headers.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { Messages, errorEnvelope } from './envelope.js';
 

@@ -3,17 +3,27 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Migrator, sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { StoreSettings } from '../config.js';
 import { BookRepository } from './book-repository.js';
 import type { BookStore } from './book-store.js';
 import type { BookStoreDriver, DriverOptions } from './driver.js';
 import { migrationsFor } from './migrations/index.js';
 import { StoreStartupError } from './startup-error.js';
-import { openDriver } from './store-url.js';
+import { openDriver, type StoreConfig } from './store-url.js';
 
 export { StoreStartupError };
 
 const RETRY_DELAY_MS = 250;
+
+/** Where the books are kept and how long to wait for the store. */
+export interface StoreSettings {
+  target: StoreConfig;
+  /** DB_URL with any password masked: safe to log. */
+  description: string;
+  connectTimeoutMs: number;
+  /** Bound on one query (and on waiting for a pooled connection). */
+  queryTimeoutMs: number;
+  poolMax: number | undefined;
+}
 
 export async function openStore(settings: StoreSettings, logger: Logger): Promise<BookStore> {
   const options: DriverOptions = {

@@ -2,15 +2,8 @@
 // carries, and the request's Content-Type made JSON for the body parser (json-body.ts).
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
+import { SECURITY_HEADERS } from '../../http/security-headers.js';
 
-/**
- * On every answer: JSON needs no active content. The /docs page replaces the policy with its
- * own on its own routes (src/plugins/external/openapi.ts).
- */
-export const SECURITY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-} as const;
 
 const SECURITY_HEADER_ENTRIES = Object.entries(SECURITY_HEADERS);
 

@@ -1,9 +1,9 @@
 // The answer to a URL the router refuses: an undecodable percent-escape (`/book/%zz`, `/%zz`)
 // or a path segment over the router's 100 characters (`/book/<200 digits>`).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { setAnswerHeaders } from '../plugins/app/request-headers.js';
-import { logFinishedRequest } from '../plugins/app/request-log.js';
-import { Messages, errorEnvelope } from './envelope.js';
+import { setAnswerHeaders } from './request-headers.js';
+import { logFinishedRequest } from './request-log.js';
+import { Messages, errorEnvelope } from '../../http/envelope.js';
 
 /**
  * Fastify's `frameworkErrors` handler (app.ts). Under /book/ such a URL still names a
