@@ -5,21 +5,15 @@
 // Authorization headers, passwords, tokens and the secret are never logged).
 // Neither depends on the store: SQLite only.
 import { describe, expect, it } from 'vitest';
-import { TEST_SECRET, TEST_USERNAME, useService } from '../helpers/service.js';
+import { ApiClient, TEST_SECRET, TEST_USERNAME, useService, type ApiResponse } from '../helpers/service.js';
 
 const APP_ORIGIN = 'https://app.example';
 const OTHER_ORIGIN = 'https://evil.example';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-interface RawResponse {
-  status: number;
-  headers: Headers;
-  text: string;
-}
-
-async function send(baseUrl: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<RawResponse> {
-  const response = await fetch(baseUrl + path, { method, headers, body });
-  return { status: response.status, headers: response.headers, text: await response.text() };
+/** One request through the test client, with the headers and raw body given. */
+function send(baseUrl: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<ApiResponse> {
+  return new ApiClient(baseUrl).request(method, path, { headers, body });
 }
 
 /** Comma-separated header value → lower-cased items. */
