@@ -23,6 +23,7 @@ Configuration comes from the environment and from .env in the working directory
   AUTH_PASSWORD       password
   LOG_LEVEL           info       fatal, error, warn, info, debug, trace, silent
   LOGIN_RATE_LIMIT    10         failed logins a minute per client address; 0 = off
+  LOGIN_LIMIT_STORE   memory     where they are counted: memory, or redis://host:port[/db] for all instances
   TRUST_PROXY         false      true, a hop count, or proxy addresses/CIDRs
   DB_CONNECT_TIMEOUT  10         seconds to wait for the store at startup
   DB_QUERY_TIMEOUT    5          seconds one store query may take (then 503)

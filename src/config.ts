@@ -27,7 +27,11 @@ export interface AuthSettings {
   password: string;
   /** Failed logins a minute per client address before 429; 0 = off. */
   loginRateLimit: number;
+  /** Where failed logins are counted: this process (or its workers), or Redis for every instance. */
+  loginLimitStore: LoginLimitStore;
 }
+
+export type LoginLimitStore = { kind: 'memory' } | { kind: 'redis'; url: string; description: string };
 
 export interface Config {
   http: HttpSettings;
@@ -111,6 +115,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
       username: authUsername,
       password: authPassword,
       loginRateLimit: integer(env, 'LOGIN_RATE_LIMIT', 10, 0, 1_000_000),
+      loginLimitStore: parseLoginLimitStore(env.LOGIN_LIMIT_STORE),
     },
     store: {
       target: store,
@@ -168,6 +173,23 @@ function parseCorsOrigins(raw: string | undefined): string[] | '*' | undefined {
     .map((origin) => origin.trim())
     .filter(Boolean);
   return origins.length > 0 ? origins : undefined;
+}
+
+/** `memory` (default) or `redis://[user:password@]host[:port][/db]` (also `rediss://`). */
+function parseLoginLimitStore(raw: string | undefined): LoginLimitStore {
+  const value = raw?.trim();
+  if (value === undefined || value.toLowerCase() === 'memory') return { kind: 'memory' };
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const db = url?.pathname.replace(/^\//, '') ?? '';
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '' || !/^\d*$/.test(db)) {
+    throw new ConfigError(`LOGIN_LIMIT_STORE must be memory or a redis://host:port[/db] URL; got "${describeStoreUrl(value)}"`);
+  }
+  return { kind: 'redis', url: value, description: describeStoreUrl(value) };
 }
 
 /** `false` (default), `true` (any proxy), a hop count, or comma-separated addresses / CIDRs. */

@@ -50,6 +50,7 @@ describe('startup failures: one line naming the setting and the cause, exit code
     ['TRUST_PROXY unreadable', { ...valid, TRUST_PROXY: 'maybe' }, /TRUST_PROXY must be/],
     ['DB_CONNECT_TIMEOUT not a number', { ...valid, DB_CONNECT_TIMEOUT: 'soon' }, /DB_CONNECT_TIMEOUT must be a number of seconds/],
     ['METRICS not a boolean', { ...valid, METRICS: 'perhaps' }, /METRICS must be true or false/],
+    ['LOGIN_LIMIT_STORE neither memory nor a Redis URL (password masked)', { ...valid, LOGIN_LIMIT_STORE: 'memcached://:wrong-password-here@cache:11211' }, /LOGIN_LIMIT_STORE must be memory or a redis:\/\/host:port\[\/db\] URL; got "memcached:\/\/:\*\*\*@cache:11211"/],
     ['SQLite file under a regular file', { ...valid, DB_URL: 'sqlite:/etc/hostname/books.db' }, /cannot open the SQLite store at sqlite:\/etc\/hostname\/books\.db \(DB_URL\)/],
     [
       'PostgreSQL database that does not exist',

@@ -2,14 +2,15 @@
 // login attempt from that address is refused until the window passes.
 
 export interface LoginLimiter {
-  /** Seconds until the address may try again, or 0 when it is not limited. */
-  retryAfterSeconds(address: string, now?: number): number;
+  /** Seconds until the address may try again, or 0 when it is not limited (a shared count answers later). */
+  retryAfterSeconds(address: string, now?: number): number | Promise<number>;
   /** Counts a failed login; once it has resolved, every later check sees it. */
   recordFailure(address: string, now?: number): void | Promise<void>;
 }
 
 /** The single-process limiter also says until when an address is refused (for the cluster primary). */
 export interface LocalLoginLimiter extends LoginLimiter {
+  retryAfterSeconds(address: string, now?: number): number;
   /** Time (ms since the epoch) until which the address is refused, or 0 when it is not limited. */
   limitedUntil(address: string, now?: number): number;
   recordFailure(address: string, now?: number): void;

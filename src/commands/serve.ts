@@ -15,8 +15,9 @@ export async function serve() {
   if (cluster.isPrimary) for (const warning of config.warnings) logger.warn(warning);
   if (cluster.isPrimary && config.workers > 1) return superviseWorkers(config, logger);
 
-  // Cluster workers share one failed-login count, kept by the primary.
-  const loginLimiter = cluster.isWorker ? await createClusterLoginLimiter(config.auth.loginRateLimit) : undefined;
+  // Cluster workers share one failed-login count, kept by the primary (or by Redis, for every instance).
+  const sharedByPrimary = cluster.isWorker && config.auth.loginLimitStore.kind === 'memory';
+  const loginLimiter = sharedByPrimary ? await createClusterLoginLimiter(config.auth.loginRateLimit) : undefined;
   const server = await startServer(config, logger, { loginLimiter });
   logger.info({ store: config.store.target.kind, url: config.store.description, version: VERSION }, 'book service ready');
 

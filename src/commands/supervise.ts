@@ -11,7 +11,7 @@ import { STOP_MESSAGE, onStopSignals } from './stop-signals.js';
 
 export async function superviseWorkers(config: Readonly<Config>, logger: Logger) {
   await (await openStore(config.store, logger)).close();
-  serveLoginLimitToWorkers(config.auth.loginRateLimit);
+  if (config.auth.loginLimitStore.kind === 'memory') serveLoginLimitToWorkers(config.auth.loginRateLimit);
   const workers = () => Object.values(cluster.workers ?? {});
   let stopping = false;
   for (let i = 0; i < config.workers; i++) cluster.fork();

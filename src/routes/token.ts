@@ -12,12 +12,17 @@ const tokenRoute: FastifyPluginAsyncTypebox = async (app) => {
   // Runs before the body is read: a limited address gets 429 whatever it sends.
   function refuseWhileLimited(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     reply.header('cache-control', 'no-store');
+    const answer = (retryAfter: number) => {
+      if (retryAfter === 0) {
+        done();
+        return;
+      }
+      reply.header('retry-after', String(retryAfter)).code(429).send(errorEnvelope(429, Messages.tooManyRequests));
+    };
     const retryAfter = loginLimiter.retryAfterSeconds(request.ip);
-    if (retryAfter === 0) {
-      done();
-      return;
-    }
-    reply.header('retry-after', String(retryAfter)).code(429).send(errorEnvelope(429, Messages.tooManyRequests));
+    // The in-process count answers at once; a shared one (Redis) answers later.
+    if (typeof retryAfter === 'number') answer(retryAfter);
+    else retryAfter.then(answer, done);
   }
 
   app.post(

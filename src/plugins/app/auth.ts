@@ -2,9 +2,11 @@
 // POST /token), the failed-login limiter, and `requireToken`, the onRequest hook that protects
 // the book routes. It runs before body parsing, id parsing and any store access, so
 // authentication is always the first check.
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { Logger } from 'pino';
 import fp from 'fastify-plugin';
 import { createLoginLimiter, type LoginLimiter } from '../../auth/login-limiter.js';
+import { createRedisLoginLimiter } from '../../auth/redis-login-limiter.js';
 import { createCredentialsChecker, createTokenService, type CredentialsChecker, type TokenService } from '../../auth/tokens.js';
 import type { AuthSettings } from '../../config.js';
 import { Messages, errorEnvelope } from '../../http/envelope.js';
@@ -21,7 +23,7 @@ declare module 'fastify' {
 
 export interface AuthOptions {
   settings: Readonly<AuthSettings>;
-  /** The failed-login limiter; one for this process unless given (cluster workers share one). */
+  /** The failed-login limiter; made here from LOGIN_LIMIT_STORE unless given (cluster workers share one). */
   loginLimiter: LoginLimiter | undefined;
 }
 
@@ -34,12 +36,25 @@ function authenticationFailure(header: string | undefined, tokens: TokenService)
   return tokens.isValid(token) ? undefined : Messages.invalidToken;
 }
 
+/** Startup waits this long for Redis; past it, the service starts with the per-instance count. */
+const REDIS_STARTUP_WAIT_MS = 2_000;
+
+/** LOGIN_LIMIT_STORE: a count in this process, or one in Redis shared by every instance. */
+async function createOwnLoginLimiter(app: FastifyInstance, settings: Readonly<AuthSettings>): Promise<LoginLimiter> {
+  const store = settings.loginLimitStore;
+  if (store.kind === 'memory') return createLoginLimiter(settings.loginRateLimit);
+  const shared = createRedisLoginLimiter(store.url, settings.loginRateLimit, app.log as Logger);
+  app.addHook('onClose', () => shared.close());
+  await shared.connected(REDIS_STARTUP_WAIT_MS);
+  return shared;
+}
+
 export default fp<AuthOptions>(
   async function auth(app, { settings, loginLimiter }) {
     const tokens = createTokenService(settings.secret);
     app.decorate('tokens', tokens);
     app.decorate('credentials', createCredentialsChecker(settings.username, settings.password));
-    app.decorate('loginLimiter', loginLimiter ?? createLoginLimiter(settings.loginRateLimit));
+    app.decorate('loginLimiter', loginLimiter ?? (await createOwnLoginLimiter(app, settings)));
     app.decorate('requireToken', function requireToken(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
       const failure = authenticationFailure(request.headers.authorization, tokens);
       if (failure === undefined) {

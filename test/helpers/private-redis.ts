@@ -1,0 +1,70 @@
+// A Redis server of the test's own (never the shared one on 6379), on a free port, that a
+// test can stop and start again at will. Keeps nothing on disk.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+import { freePort } from './process.js';
+
+const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
+
+/** Undefined when redis-server can be run here, else what is missing. */
+export function redisServerMissing(): string | undefined {
+  const probe = spawnSync(REDIS_SERVER, ['--version'], { encoding: 'utf8' });
+  return probe.status === 0 ? undefined : `${REDIS_SERVER} (apt-get install -y redis-server, or set REDIS_SERVER)`;
+}
+
+/** Whether a Redis server answers PING at `url` now. */
+async function answers(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  client.on('error', () => undefined); // a refused connection is the answer "no"
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+export interface PrivateRedis {
+  url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Forgets every key. */
+  flush(): Promise<void>;
+}
+
+export async function createPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  let server: ChildProcess | undefined;
+  const redis: PrivateRedis = {
+    url,
+    async start() {
+      if (server && server.exitCode === null && server.signalCode === null) return; // running already
+      server = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      const deadline = Date.now() + 10_000;
+      while (!(await answers(url))) {
+        if (Date.now() > deadline) throw new Error(`redis-server on ${url} did not answer within 10 s`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async stop() {
+      if (!server || server.exitCode !== null || server.signalCode !== null) return;
+      const exited = once(server, 'exit');
+      server.kill('SIGKILL');
+      await exited;
+    },
+    async flush() {
+      const client = new Redis(url, { maxRetriesPerRequest: 0 });
+      try {
+        await client.flushall();
+      } finally {
+        client.disconnect();
+      }
+    },
+  };
+  await redis.start();
+  return redis;
+}

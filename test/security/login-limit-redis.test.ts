@@ -1,0 +1,92 @@
+// LOGIN_LIMIT_STORE=redis://… (README "Scaling out"): every instance counts failed logins in one
+// place, so the 11th failure within a minute is refused on any instance, with the same rules
+// as one process (429 with Retry-After for every login from that address, a correct one too).
+// While Redis is down, logins are still answered (401/200/429, never 5xx) with a count per
+// instance, and the shared count resumes when Redis is back.
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { describeWhenAvailable } from '../helpers/ci.js';
+import { expectEnvelope } from '../helpers/envelope.js';
+import { createPrivateRedis, redisServerMissing, type PrivateRedis } from '../helpers/private-redis.js';
+import { ApiClient, TEST_PASSWORD, TEST_USERNAME, startService, type RunningService } from '../helpers/service.js';
+
+const LIMIT = 10;
+
+describeWhenAvailable('failed-login limit shared through Redis, two instances', redisServerMissing(), () => {
+  let redis: PrivateRedis;
+  let instances: RunningService[] = [];
+  let clients: ApiClient[] = [];
+
+  beforeAll(async () => {
+    redis = await createPrivateRedis();
+    const env = { LOGIN_LIMIT_STORE: redis.url, LOGIN_RATE_LIMIT: String(LIMIT), TRUST_PROXY: 'true' };
+    instances = [await startService('sqlite', env), await startService('sqlite', env)];
+    clients = instances.map((instance) => new ApiClient(instance.baseUrl));
+  });
+  afterAll(async () => {
+    for (const instance of instances) await instance.stop();
+    await redis?.stop();
+  });
+  beforeEach(async () => {
+    await redis.start(); // again, if a test stopped it
+  });
+
+  // Each test counts for its own client address (X-Forwarded-For, trusted here), so no count
+  // one test leaves behind, in Redis or in an instance's own fallback count, reaches another.
+  let nextAddress = 1;
+  const freshAddress = () => `10.0.${Math.floor(nextAddress / 250)}.${(nextAddress++ % 250) + 1}`;
+  const login = (client: ApiClient, address: string, password: string) =>
+    client.request('POST', '/token', { body: { username: TEST_USERNAME, password }, headers: { 'x-forwarded-for': address } });
+  const wrong = (client: ApiClient, address: string) => login(client, address, 'wrong');
+  const right = (client: ApiClient, address: string) => login(client, address, TEST_PASSWORD);
+
+  it('10 failures spread over both instances: the 11th login is 429 on either, a correct one too', async () => {
+    const [a, b] = clients as [ApiClient, ApiClient];
+    const address = freshAddress();
+    for (let i = 0; i < LIMIT; i++) expectEnvelope(await wrong(i % 2 === 0 ? a : b, address), 401, 'Invalid credentials', null);
+    for (const client of [a, b]) {
+      const refused = await wrong(client, address);
+      expectEnvelope(refused, 429, 'Too many requests', null);
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expectEnvelope(await right(client, address), 429, 'Too many requests', null);
+    }
+    // Another address is not limited.
+    expect((await right(a, freshAddress())).status).toBe(200);
+  });
+
+  it('below the limit nothing is refused, and correct logins do not count', async () => {
+    const [a, b] = clients as [ApiClient, ApiClient];
+    const address = freshAddress();
+    for (let i = 0; i < LIMIT - 1; i++) expectEnvelope(await wrong(i % 2 === 0 ? a : b, address), 401, 'Invalid credentials', null);
+    for (let i = 0; i < 5; i++) expect((await right(i % 2 === 0 ? a : b, address)).status).toBe(200);
+    expectEnvelope(await wrong(b, address), 401, 'Invalid credentials', null); // the 10th failure
+    expectEnvelope(await right(a, address), 429, 'Too many requests', null);
+  });
+
+  it('Redis down: logins are still answered (401, 200, then 429 per instance), never 5xx; back up: the shared count resumes', async () => {
+    const [a, b] = clients as [ApiClient, ApiClient];
+    await redis.stop();
+    const address = freshAddress();
+    expect((await right(a, address)).status).toBe(200);
+    const statuses: number[] = [];
+    for (let i = 0; i <= LIMIT; i++) statuses.push((await wrong(a, address)).status);
+    expect(statuses).toEqual([...Array<number>(LIMIT).fill(401), 429]); // counted by instance A alone
+    expect((await right(b, address)).status).toBe(200); // B keeps its own count meanwhile
+
+    await redis.start();
+    // The instances reconnect by themselves; then the failures one counts limit the other.
+    for (const [counting, checking] of [[b, a], [a, b]] as const) {
+      await expect
+        .poll(
+          async () => {
+            const fresh = freshAddress();
+            for (let i = 0; i < LIMIT; i++) expect((await wrong(counting, fresh)).status).toBeLessThan(500);
+            return (await right(checking, fresh)).status;
+          },
+          { timeout: 20_000, interval: 250 },
+        )
+        .toBe(429);
+    }
+  }, 60_000);
+});
