@@ -67,7 +67,7 @@ try {
 }
 try {
   const run = await runPlan(settings);
-  writeReport(buildReport(run, settings), run.stores, settings);
+  writeReport(buildReport(run, settings), run.stores);
   await cleanup();
 } catch (error) {
   if (!isAborted()) {

@@ -3,10 +3,15 @@
 // docs/api.md). It is the reference the service's speed is compared with, side by
 // side with the service on the same machine. It is not part of the service and is not shipped.
 //
-// Deliberately plain: gin.New() + gin.Recovery() in release mode (GIN_LOGGER=1 adds gin's
-// request logger), database/sql with its default pool, HS256 tokens via golang-jwt;
-// SQLite through mattn/go-sqlite3 (WAL, synchronous=NORMAL, busy_timeout=5000),
-// PostgreSQL through lib/pq.
+// Plain but tuned as a Go developer would for 64 concurrent clients: gin.New() + gin.Recovery()
+// in release mode (GIN_LOGGER=1 adds gin's request logger), HS256 tokens via golang-jwt,
+// prepared statements, and database/sql pools sized on purpose (README.md "Tuning"):
+//   - PostgreSQL (lib/pq): one fixed pool, SetMaxOpenConns = SetMaxIdleConns = DB_POOL_MAX
+//     (default 10, the service's default), connections kept, so none is opened under load;
+//   - SQLite (mattn/go-sqlite3, WAL, synchronous=NORMAL, busy_timeout=5000): one writer
+//     connection (SetMaxOpenConns(1), BEGIN IMMEDIATE) for every INSERT/UPDATE/DELETE, so writers
+//     queue in Go instead of fighting for the write lock, and a separate read pool of
+//     SQLITE_READERS connections (default 2 × GOMAXPROCS, at least 4), all kept open.
 //
 // Build (GOPATH mode, offline, from Debian packages):
 //
@@ -14,8 +19,9 @@
 //	  golang-github-lib-pq-dev golang-github-golang-jwt-jwt-dev
 //	cd bench/go-gin && GO111MODULE=off GOPATH=/usr/share/gocode:$(mktemp -d) GOFLAGS= go build -o /tmp/go-gin .
 //
-// Run: PORT (default 8080), DB_URL (sqlite:PATH or postgres://…; default sqlite:books.db),
-// SECRET_TOKEN (HMAC key of the tokens). `npm run bench` builds and runs it by itself.
+// Tuning and why: README.md. Run: PORT (default 8080), DB_URL (sqlite:PATH or postgres://…; default sqlite:books.db),
+// SECRET_TOKEN (HMAC key of the tokens), DB_POOL_MAX (PostgreSQL pool, default 10),
+// SQLITE_READERS (SQLite read pool, default max(4, 2 × GOMAXPROCS)). `npm run bench` builds and runs it by itself.
 package main
 
 import (
@@ -24,6 +30,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -59,10 +66,28 @@ type credentials struct {
 }
 
 var (
-	db       *sql.DB
+	db       *sql.DB // reads (and on PostgreSQL, everything)
+	writeDB  *sql.DB // writes: on SQLite one connection, on PostgreSQL the same pool as db
 	isSQLite bool
 	secret   []byte
+
+	stmtInsert, stmtSelectOne, stmtSelectAll, stmtUpdate, stmtDelete *sql.Stmt
 )
+
+func envInt(name string, fallback int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return fallback
+}
+
+func prepare(target *sql.DB, query string) *sql.Stmt {
+	stmt, err := target.Prepare(q(query))
+	if err != nil {
+		log.Fatalf("prepare %q: %v", query, err)
+	}
+	return stmt
+}
 
 func respond(c *gin.Context, status int, message string, data interface{}) {
 	c.JSON(status, gin.H{"status": status, "message": message, "data": data})
@@ -84,14 +109,33 @@ func openDB(url string) {
 		path := strings.TrimPrefix(url, "sqlite:")
 		path = strings.TrimPrefix(path, "//")
 		dsn := "file:" + path + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000"
-		db, err = sql.Open("sqlite3", dsn)
+		// The writer first: it creates the file and the table.
+		writeDB, err = sql.Open("sqlite3", dsn+"&_txlock=immediate")
 		if err == nil {
-			_, err = db.Exec(`CREATE TABLE IF NOT EXISTS books (
+			writeDB.SetMaxOpenConns(1)
+			writeDB.SetMaxIdleConns(1)
+			writeDB.SetConnMaxLifetime(0)
+			_, err = writeDB.Exec(`CREATE TABLE IF NOT EXISTS books (
 				id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, author TEXT NOT NULL, year INTEGER NOT NULL)`)
+		}
+		if err == nil {
+			readers := envInt("SQLITE_READERS", max(4, 2*runtime.GOMAXPROCS(0)))
+			db, err = sql.Open("sqlite3", dsn)
+			if err == nil {
+				db.SetMaxOpenConns(readers)
+				db.SetMaxIdleConns(readers)
+				db.SetConnMaxLifetime(0)
+			}
 		}
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		db, err = sql.Open("postgres", url)
 		if err == nil {
+			size := envInt("DB_POOL_MAX", 10)
+			db.SetMaxOpenConns(size)
+			db.SetMaxIdleConns(size)
+			db.SetConnMaxLifetime(0)
+			db.SetConnMaxIdleTime(0)
+			writeDB = db
 			_, err = db.Exec(`CREATE TABLE IF NOT EXISTS books (
 				id BIGSERIAL PRIMARY KEY, title TEXT NOT NULL, author TEXT NOT NULL, year INTEGER NOT NULL)`)
 		}
@@ -101,6 +145,18 @@ func openDB(url string) {
 	if err != nil {
 		log.Fatalf("database: %v", err)
 	}
+	stmtInsert = prepare(writeDB, `INSERT INTO books (title, author, year) VALUES ($1, $2, $3) RETURNING id`)
+	stmtUpdate = prepare(writeDB, `UPDATE books SET title = $1, author = $2, year = $3 WHERE id = $4`)
+	stmtDelete = prepare(writeDB, `DELETE FROM books WHERE id = $1`)
+	stmtSelectOne = prepare(db, `SELECT id, title, author, year FROM books WHERE id = $1`)
+	stmtSelectAll = prepare(db, `SELECT id, title, author, year FROM books ORDER BY id`)
+}
+
+func max(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 func authRequired(c *gin.Context) {
@@ -160,8 +216,7 @@ func createBook(c *gin.Context) {
 		return
 	}
 	b := Book{Title: in.Title, Author: in.Author, Year: in.Year}
-	err := db.QueryRow(q(`INSERT INTO books (title, author, year) VALUES ($1, $2, $3) RETURNING id`),
-		b.Title, b.Author, b.Year).Scan(&b.ID)
+	err := stmtInsert.QueryRow(b.Title, b.Author, b.Year).Scan(&b.ID)
 	if err != nil {
 		respond(c, http.StatusInternalServerError, "Internal server error", nil)
 		return
@@ -170,7 +225,7 @@ func createBook(c *gin.Context) {
 }
 
 func listBooks(c *gin.Context) {
-	rows, err := db.Query(`SELECT id, title, author, year FROM books ORDER BY id`)
+	rows, err := stmtSelectAll.Query()
 	if err != nil {
 		respond(c, http.StatusInternalServerError, "Internal server error", nil)
 		return
@@ -194,7 +249,7 @@ func listBooks(c *gin.Context) {
 
 func findBook(id int64) (Book, error) {
 	var b Book
-	err := db.QueryRow(q(`SELECT id, title, author, year FROM books WHERE id = $1`), id).
+	err := stmtSelectOne.QueryRow(id).
 		Scan(&b.ID, &b.Title, &b.Author, &b.Year)
 	return b, err
 }
@@ -242,8 +297,7 @@ func updateBook(c *gin.Context) {
 	if p.Year != nil {
 		b.Year = *p.Year
 	}
-	res, err := db.Exec(q(`UPDATE books SET title = $1, author = $2, year = $3 WHERE id = $4`),
-		b.Title, b.Author, b.Year, id)
+	res, err := stmtUpdate.Exec(b.Title, b.Author, b.Year, id)
 	if err != nil {
 		respond(c, http.StatusInternalServerError, "Internal server error", nil)
 		return
@@ -260,7 +314,7 @@ func deleteBook(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := db.Exec(q(`DELETE FROM books WHERE id = $1`), id)
+	res, err := stmtDelete.Exec(id)
 	if err != nil {
 		respond(c, http.StatusInternalServerError, "Internal server error", nil)
 		return

@@ -28,7 +28,7 @@ export function fmtErrors(result) {
 
 /** One measured run for a progress line: req/s, p50, p99, errors. */
 export function fmtRun(result) {
-  return `${fmtRps(result.rps)} req/s, p50 ${fmtMs(result.p50Ms)}, p99 ${fmtMs(result.p99Ms)}, errors ${result.errors}`;
+  return `${fmtRps(result.rps)} req/s, p50 ${fmtMs(result.p50Ms)}, p99 ${fmtMs(result.p99Ms)}, max ${fmtMs(result.maxMs)}, errors ${result.errors}`;
 }
 
 export function storeLabel(kind) {

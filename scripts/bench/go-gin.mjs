@@ -75,28 +75,33 @@ export async function prepareGoGin(mode, tempDir) {
 }
 
 /**
- * The reference for one of the service's stores: its own fresh store of the same kind, its
- * own process, seeded with SEED_BOOKS books through its API.
+ * The reference for one of the service's stores: its own fresh store of the same kind, seeded
+ * with SEED_BOOKS books through its API by its first process; `cpu` pins its process.
+ * Called again with the same target (a later half of the run), it restarts the process on
+ * the same store without seeding again.
  */
-async function startGoGin(built, store, tempDir, workDir) {
-  const target = {
+async function startGoGin(built, store, tempDir, workDir, cpu, existing) {
+  const target = existing ?? {
     kind: store.kind,
     label: `Go/Gin, ${store.label}`,
     secret: randomBytes(48).toString('base64url'),
     logFile: join(LOG_DIR, `go-gin-${store.kind}.log`),
   };
-  writeFileSync(target.logFile, '');
-  const pkg = built.packages;
-  if (store.kind === 'sqlite') {
-    target.store = await createSqliteStore(tempDir, 'go-gin-sqlite');
-    target.description =
-      `its own SQLite file in the temp dir (WAL, synchronous=NORMAL, busy_timeout=5000); ` +
-      `mattn/go-sqlite3 ${pkg['golang-github-mattn-go-sqlite3-dev']}`;
-  } else {
-    target.store = await createPostgresStore();
-    target.description =
-      `its own fresh database on the same PostgreSQL server, dropped afterwards (sslmode=disable unless ` +
-      `TEST_POSTGRES_URL sets one, as node-postgres does); lib/pq ${pkg['golang-github-lib-pq-dev']}`;
+  if (!existing) {
+    writeFileSync(target.logFile, '');
+    const pkg = built.packages;
+    if (store.kind === 'sqlite') {
+      target.store = await createSqliteStore(tempDir, 'go-gin-sqlite');
+      target.description =
+        `its own SQLite file in the temp dir (WAL, synchronous=NORMAL, busy_timeout=5000; one writer ` +
+        `connection, a read pool of max(4, 2 × GOMAXPROCS)); mattn/go-sqlite3 ${pkg['golang-github-mattn-go-sqlite3-dev']}`;
+    } else {
+      target.store = await createPostgresStore();
+      target.description =
+        `its own fresh database on the same PostgreSQL server, dropped afterwards (sslmode=disable unless ` +
+        `TEST_POSTGRES_URL sets one, as node-postgres does; a fixed pool of 10 connections, as the service's ` +
+        `default); lib/pq ${pkg['golang-github-lib-pq-dev']}`;
+    }
   }
   // lib/pq requires SSL unless told otherwise; node-postgres (the service) does not use it by default.
   let dbUrl = target.store.url;
@@ -109,6 +114,7 @@ async function startGoGin(built, store, tempDir, workDir) {
   target.port = await freePort();
   target.child = spawnLogged(built.binary, [], {
     cwd: workDir,
+    cpu,
     env: childEnv({ SECRET_TOKEN: target.secret, PORT: String(target.port), DB_URL: dbUrl }),
     logFile: target.logFile,
   });
@@ -121,7 +127,7 @@ async function startGoGin(built, store, tempDir, workDir) {
       what: `the Go/Gin reference (${store.label})`,
       logFile: target.logFile,
     });
-    target.seededIds = await seedAndCheck(port);
+    target.seededIds ??= await seedAndCheck(port);
   } catch (error) {
     await stopChild(target.child);
     throw error;
@@ -130,17 +136,20 @@ async function startGoGin(built, store, tempDir, workDir) {
 }
 
 /**
- * Starts the built reference next to each store's service (as `store.goGin`); one that does not
- * start is skipped (`store.goGinSkipped`) unless the reference is required.
+ * Starts the built reference next to each store's service (as `store.goGin`), pinned to `cpu`
+ * if given; one that does not start is skipped (`store.goGinSkipped`) unless the reference is
+ * required.
  */
-export async function startGoGins(goGin, stores, tempDir, workDir) {
+export async function startGoGins(goGin, stores, tempDir, workDir, cpu) {
   for (const store of goGin.built ? stores : []) {
+    if (store.goGinSkipped) continue;
     try {
-      store.goGin = await startGoGin(goGin.built, store, tempDir, workDir);
+      store.goGin = await startGoGin(goGin.built, store, tempDir, workDir, cpu, store.goGin);
       log(`bench: ${store.goGin.label}: pid ${store.goGin.child.pid} on port ${store.goGin.port}, ${SEED_BOOKS} books seeded`);
     } catch (error) {
       if (goGin.mode === 'required' || isAborted()) throw error;
       store.goGinSkipped = `did not start: ${oneLine(error.message)}`;
+      store.goGin = undefined;
       log(`bench: Go/Gin reference on ${store.label} skipped: ${store.goGinSkipped}`);
     }
   }

@@ -12,12 +12,13 @@ import { LARGE_BOOKS, LARGE_LIST_TIMEOUT_S, SEQUENTIAL_SAMPLES } from './setting
 import { median, round1, summarise } from './stats.mjs';
 import { runLoad } from './wrk.mjs';
 
-/** Sets `store.largeList` on each store. */
+/** Sets `store.largeList` on each store; the service and wrk are pinned as the run's first half says. */
 export async function measureLargeList(stores, workDir, tool, settings) {
+  const mode = settings.modes[0];
   for (const store of stores) {
     const count = await store.fillTo(LARGE_BOOKS);
     if (count !== LARGE_BOOKS) throw new Error(`${store.label}: ${count} books after filling, expected ${LARGE_BOOKS}`);
-    const service = await startService(store, workDir, settings.workers);
+    const service = await startService(store, workDir, mode.workers, mode.serverCpu);
     const port = service.port;
     let token = await getToken(port);
     const sequential = [];
@@ -34,7 +35,7 @@ export async function measureLargeList(stores, workDir, tool, settings) {
     const warmups = [];
     for (let round = 1; round <= settings.rounds; round += 1) {
       token = await getToken(port);
-      const options = { port, path: '/books', token, timeoutS: LARGE_LIST_TIMEOUT_S };
+      const options = { port, path: '/books', token, timeoutS: LARGE_LIST_TIMEOUT_S, cpu: mode.loadCpu };
       if (settings.warmupS > 0) warmups.push(await runLoad(tool, { ...options, duration: settings.warmupS }));
       const result = await runLoad(tool, { ...options, duration: settings.durationS });
       rounds.push(result);

@@ -1,4 +1,4 @@
-// The page: docs/benchmarks.md (or docs/benchmarks-workers-N.md), rendered from the report — the
+// The page: docs/benchmarks.md, rendered from the report — the
 // machine and settings, the stores, the throughput tables (service and Go/Gin), GET /books at
 // 10,000 books, memory, startup and the notes of the run.
 import { Buffer } from 'node:buffer';
@@ -11,7 +11,7 @@ import {
   SEQUENTIAL_SAMPLES,
   STARTUP_SAMPLES,
 } from './settings.mjs';
-import { goGinSkips, goGinTable, resultTable, serviceNotes, storeTables } from './tables.mjs';
+import { goGinSkips, resultTable, rssTable, serviceNotes, storeTables, targetTable } from './tables.mjs';
 
 export function renderMarkdown(report, stores) {
   const tables = storeTables(report, stores);
@@ -21,8 +21,6 @@ export function renderMarkdown(report, stores) {
     ([kind, s]) => `- **${storeLabel(kind)}:** ${s.skipped ? `skipped — ${s.skipped}` : s.description}`,
   );
   const go = report.goGin;
-  const goTable = goGinTable(report);
-  const [, goRows] = goTable;
   const goStoreLines = Object.entries(go.stores ?? {}).map(
     ([kind, s]) => `- **Go/Gin, ${storeLabel(kind)}:** ${s.skipped ? `skipped — ${s.skipped}` : s.description}`,
   );
@@ -53,24 +51,25 @@ page rather than editing it. Raw numbers of the last run: \`bench-results/latest
       ? `\`wrk -t${settings.threads} -c${settings.connections} -d${settings.durationS}s --latency -s scripts/bench/scenario.lua\``
       : `\`autocannon -c ${settings.connections} -d ${settings.durationS}\`; GET /book/:id asks for one id only`
   }), on the same machine |
-| rounds × duration | ${settings.rounds} × ${settings.durationS} s, each run after a ${settings.warmupS} s warm-up; rounds go round-robin over all scenarios; figures are medians, errors are summed over the rounds |
+| rounds × duration | ${settings.rounds} × ${settings.durationS} s, each run after a ${settings.warmupS} s warm-up that is not counted; rounds go round-robin over all scenarios; figures (req/s, p50, p99, max) are medians over the rounds, errors are summed over the rounds |
+| halves | ${report.modes.map((mode) => mode.label).join('; ')} |
 
 ${[...storeLines, ...goStoreLines].join('\n')}
 
 The service is the built \`node dist/main.js\` with its default settings except \`SECRET_TOKEN\`,
-\`PORT\` and \`DB_URL\`${
-    settings.workers === undefined
-      ? ''
-      : ` and **\`WORKERS=${settings.workers}\`** (BENCH_WORKERS: ${settings.workers} node:cluster workers behind one primary; peak RSS below adds up all of its processes)`
-  } (so \`LOG_LEVEL=info\`: one JSON log line per request, written to a file), on
-a fresh store seeded with ${SEED_BOOKS} books through the API. The baseline is a bare \`node:http\`
-server in its own process that answers every request with a fixed ${Buffer.byteLength(BASELINE_BODY)}-byte book envelope.
+\`PORT\` and \`DB_URL\` (so \`LOG_LEVEL=info\`: one JSON log line per request, written to a file; metrics on),
+on a fresh store seeded with ${SEED_BOOKS} books through the API. The baseline is a bare \`node:http\`
+server in its own process that answers every request with a fixed ${Buffer.byteLength(BASELINE_BODY)}-byte book envelope:
+the ceiling of one Node process.
 
-The **Go/Gin reference** ([bench/go-gin/main.go](../bench/go-gin/main.go)) is the reference the service's
-speed is compared with: a plain Go + Gin + \`database/sql\` implementation of the same API (same routes, status
-codes and envelopes), not part of the service. It runs \`gin.New()\` with \`gin.Recovery()\` in release mode
-(${go.requestLog ? 'with gin\'s request logger, GIN_LOGGER=1, to a file' : 'no per-request log, unlike the service'}), \`database/sql\` with its default pool, SQLite via mattn/go-sqlite3
-(WAL, \`synchronous=NORMAL\`) and PostgreSQL via lib/pq. ${
+The **Go/Gin reference** ([bench/go-gin](../bench/go-gin/README.md)) is a Go + Gin + \`database/sql\`
+implementation of the same API (same routes, status codes and envelopes), tuned as a Go developer would
+for 64 clients: prepared statements; on PostgreSQL one fixed pool (\`SetMaxOpenConns\` = \`SetMaxIdleConns\` = 10,
+the service's default pool size), so no connection is opened under load; on SQLite one writer connection
+(\`BEGIN IMMEDIATE\`) so writers queue in Go instead of fighting for the write lock, and a separate read pool.
+It runs \`gin.New()\` with \`gin.Recovery()\` in release mode
+(${go.requestLog ? 'with gin\'s request logger, GIN_LOGGER=1, to a file' : 'no per-request log, unlike the service'}); its SQLite is
+\`synchronous=NORMAL\` (an acknowledged write can be lost on power failure), the service's \`synchronous=FULL\`. ${
     go.skipped
       ? `It was skipped in this run: ${go.skipped}.`
       : `Built by the bench (${goVersions}), it gets its own fresh store of each kind, is seeded with the same
@@ -78,25 +77,36 @@ ${SEED_BOOKS} books through its API, and runs the same scenarios in the same rou
 after the service's run of the same scenario, so both see the same machine conditions.`
   }
 
-## Throughput and latency
+**Two halves.** *Per core*: every server (the service with \`WORKERS=1\`, Go/Gin, the node:http baseline)
+runs pinned to CPU 1 (\`taskset -c 1\`; Go then runs with \`GOMAXPROCS=1\`) and wrk to CPU 0
+(\`taskset -c 0\`), so each server gets exactly one core and the load generator does not take from it;
+the database server (PostgreSQL) is not pinned. *Whole machine*: nothing is pinned, the service runs with
+the README's dedicated-machine setting \`WORKERS=${report.modes.find((m) => m.id === 'machine')?.workers ?? machine.cores}\`
+(one process per core, node:cluster), Go/Gin with its default \`GOMAXPROCS\` (all cores), and wrk shares the cores.
 
-${mdTable(...resultTable(report))}
+## Targets
 
+${mdTable(...targetTable(report))}
+
+${report.modes
+  .map(
+    (mode) => `## ${mode.label}
+
+${mdTable(...resultTable(mode))}
+
+${mdTable(...rssTable(mode))}
+`,
+  )
+  .join('\n')}
 - **GET /book/:id** cycles through the ${SEED_BOOKS} seeded ids; **POST /book** creates books (deleted again
   after each run, so GET /books always lists ${SEED_BOOKS}); **POST /token** logs in with the correct credentials.
+- **max** is wrk's largest latency of a run (median over the rounds); warm-ups are not counted.
 - **errors** counts non-2xx responses and socket errors (connect, read, write, timeout) reported by wrk.
-- **vs node:http** is the scenario's req/s divided by the baseline's.
-- **vs Go/Gin** is the service's req/s divided by the Go/Gin reference's on the same scenario and kind of store
-  (above 1× the service is faster).
-${
-  goRows.length
-    ? `
-### Go/Gin reference
-
-${mdTable(...goTable)}
-`
-    : ''
-}${goGinSkips(report).length ? `\n${goGinSkips(report).map((line) => `- ${line}`).join('\n')}\n` : ''}
+- **vs Go/Gin** is the service's req/s divided by the Go/Gin reference's on the same scenario, store and half
+  (above 1× the service is faster); the baseline row gives the ceiling of one Node process instead.
+- **peak RSS** is \`VmHWM\` from \`/proc/<pid>/status\` at the end of the half, added up over a server's
+  processes (with \`WORKERS=N\`: the primary and its N workers), and the largest single process.
+${goGinSkips(report).length ? `\n${goGinSkips(report).map((line) => `- ${line}`).join('\n')}\n` : ''}
 ## GET /books at ${LARGE_BOOKS.toLocaleString('en-US')} books
 
 ${mdTable(...tables.large)}
@@ -104,16 +114,8 @@ ${mdTable(...tables.large)}
 The store is filled to ${LARGE_BOOKS.toLocaleString('en-US')} rows directly (SQLite: one transaction while the
 service is stopped; PostgreSQL: \`INSERT … SELECT generate_series\`), then a fresh service process serves
 ${settings.connections} connections (wrk timeout raised to ${LARGE_LIST_TIMEOUT_S} s so slow answers are timed, not dropped).
-"One at a time" is a single client sending ${SEQUENTIAL_SAMPLES} sequential requests.
-
-## Memory
-
-${mdTable(...tables.rss)}
-
-Peak resident set size (\`VmHWM\` from \`/proc/<pid>/status\`) of the service process at the end of its run
-(added up over its child processes, if it has any):
-one process served all ${SEED_BOOKS}-book scenarios of a store; another, fresh one the ${LARGE_BOOKS.toLocaleString('en-US')}-book list.
-The Go/Gin reference's peak is read the same way, from its one process per store.
+"One at a time" is a single client sending ${SEQUENTIAL_SAMPLES} sequential requests. Pinned as the first half
+(${report.modes[0]?.id === 'core' ? 'the service on CPU 1, wrk on CPU 0' : 'not pinned'}); peak RSS of that fresh process.
 
 ## Startup
 

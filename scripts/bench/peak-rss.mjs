@@ -23,19 +23,23 @@ function descendants(pid) {
 
 /**
  * Peak RSS (VmHWM) of the service process; should it have forked (WORKERS > 1), the peaks of
- * its descendants are added, an upper bound of the peak of the whole tree.
+ * its descendants are added, an upper bound of the peak of the whole tree; `largestProcessMiB` is
+ * the largest single process's peak.
  */
 export function readPeakRss(pid) {
   let kib = 0;
+  let largestKib = 0;
   let processes = 0;
   for (const each of [pid, ...descendants(pid)]) {
     try {
       const status = readFileSync(`/proc/${each}/status`, 'utf8');
-      kib += Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
+      const own = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
+      kib += own;
+      largestKib = Math.max(largestKib, own);
       processes += 1;
     } catch {
       // gone meanwhile
     }
   }
-  return { peakRssMiB: processes ? kib / 1024 : null, processes };
+  return { peakRssMiB: processes ? kib / 1024 : null, largestProcessMiB: processes ? largestKib / 1024 : null, processes };
 }

@@ -1,6 +1,8 @@
 // The plan of a run, in order: load generator, temp dir, stores, Go/Gin build, startup times,
-// the services seeded, the Go/Gin reference and the baseline started, the rounds, peak RSS,
-// GET /books at 10,000 books, the logs summed up. Returns what the report is made from.
+// then per half (BENCH_MODES: per core, pinned; whole machine) the services (seeded the first
+// time), the Go/Gin reference and the baseline started, the rounds and the peak RSS of each;
+// GET /books at 10,000 books (pinned like the per-core half), the logs summed up. Returns what
+// the report is made from.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -53,31 +55,13 @@ export async function runPlan(settings) {
   // Go/Gin reference: built now, started below once the services are seeded.
   const goGin = await prepareGoGin(settings.goGin, tempDir);
 
-  await measureStartup(stores, workDir, settings.workers);
+  await measureStartup(stores, workDir, undefined);
 
-  // Services under test, seeded with SEED_BOOKS books through the API
-  for (const store of stores) {
-    const service = await startService(store, workDir, settings.workers);
-    store.service = service;
-    store.seededIds = await seedAndCheck(service.port, `${store.label}: `);
-    log(`bench: ${store.label}: service pid ${service.child.pid} on port ${service.port}, ${SEED_BOOKS} books seeded`);
-  }
-  await startGoGins(goGin, stores, tempDir, workDir);
-  const baselinePort = await freePort();
-  const baseline = spawnBaseline(baselinePort);
-  await waitForAnswer(baseline, baselinePort, performance.now(), { method: 'GET', path: '/', what: 'the baseline server' });
-
-  const scenarios = buildScenarios(stores, baselinePort);
-  await runRounds(scenarios, tool, settings);
-  await stopChild(baseline);
-
-  for (const store of stores) {
-    store.peak = readPeakRss(store.service.child.pid);
-    await stopChild(store.service.child);
-    if (store.goGin) {
-      store.goGin.peak = readPeakRss(store.goGin.child.pid);
-      await stopChild(store.goGin.child);
-    }
+  // The halves of the run (BENCH_MODES): per core (pinned), then the whole machine.
+  const modes = [];
+  for (const mode of settings.modes) {
+    log(`bench: ${mode.label}`);
+    modes.push(await runMode(mode, { stores, goGin, tempDir, workDir, tool, settings }));
   }
 
   await measureLargeList(stores, workDir, tool, settings);
@@ -85,5 +69,38 @@ export async function runPlan(settings) {
   for (const store of stores) {
     store.logSummary = await summariseLog(store.logFile, keepFullLogs());
   }
-  return { started, machine, tool, stores, skipped, goGin, scenarios };
+  return { started, machine, tool, stores, skipped, goGin, modes };
+}
+
+/**
+ * One half of the run: the services (seeded the first time), the Go/Gin reference and the
+ * baseline started as `mode` says (pinned or not, WORKERS), the rounds, the peak RSS of each
+ * server, everything stopped. Returns { mode, scenarios, peaks }.
+ */
+async function runMode(mode, { stores, goGin, tempDir, workDir, tool, settings }) {
+  for (const store of stores) {
+    const service = await startService(store, workDir, mode.workers, mode.serverCpu);
+    store.service = service;
+    store.seededIds ??= await seedAndCheck(service.port, `${store.label}: `);
+    log(`bench: ${store.label}: service pid ${service.child.pid} on port ${service.port}, ${SEED_BOOKS} books seeded`);
+  }
+  await startGoGins(goGin, stores, tempDir, workDir, mode.serverCpu);
+  const baselinePort = await freePort();
+  const baseline = spawnBaseline(baselinePort, mode.serverCpu);
+  await waitForAnswer(baseline, baselinePort, performance.now(), { method: 'GET', path: '/', what: 'the baseline server' });
+
+  const scenarios = buildScenarios(stores, baselinePort);
+  await runRounds(scenarios, tool, settings, mode);
+  const peaks = { baseline: readPeakRss(baseline.pid) };
+  await stopChild(baseline);
+
+  for (const store of stores) {
+    peaks[store.kind] = { service: readPeakRss(store.service.child.pid) };
+    await stopChild(store.service.child);
+    if (store.goGin) {
+      peaks[store.kind].goGin = readPeakRss(store.goGin.child.pid);
+      await stopChild(store.goGin.child);
+    }
+  }
+  return { mode, scenarios, peaks };
 }

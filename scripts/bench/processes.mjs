@@ -20,12 +20,17 @@ export function childEnv(extra) {
   return { ...env, ...extra };
 }
 
-/** A tracked child whose stdout and stderr are appended to `logFile`. */
-export function spawnLogged(command, args, { cwd, env, logFile }) {
+/** `command args`, or `taskset -c cpu command args` (taskset execs it: same pid) when pinned. */
+export function pinned(cpu, command, args) {
+  return cpu === undefined ? [command, args] : ['taskset', ['-c', cpu, command, ...args]];
+}
+
+/** A tracked child whose stdout and stderr are appended to `logFile`; pinned to `cpu` if given. */
+export function spawnLogged(command, args, { cwd, env, logFile, cpu }) {
   checkAborted();
   const fd = openSync(logFile, 'a');
   try {
-    return track(spawn(command, args, { cwd, env, stdio: ['ignore', fd, fd] }));
+    return track(spawn(...pinned(cpu, command, args), { cwd, env, stdio: ['ignore', fd, fd] }));
   } finally {
     closeSync(fd);
   }
@@ -44,9 +49,10 @@ export function tailOf(file, lines = 15) {
  * .env is read); stdout/stderr appended to the store's log file. `workers` (BENCH_WORKERS) is
  * the service's WORKERS setting (undefined = its default).
  */
-function spawnService(store, port, workDir, workers) {
+function spawnService(store, port, workDir, workers, cpu) {
   return spawnLogged(process.execPath, [MAIN_JS], {
     cwd: workDir,
+    cpu,
     env: childEnv({
       SECRET_TOKEN: store.secret,
       PORT: String(port),
@@ -57,9 +63,9 @@ function spawnService(store, port, workDir, workers) {
   });
 }
 
-export function spawnBaseline(port) {
+export function spawnBaseline(port, cpu) {
   checkAborted();
-  const child = spawn(process.execPath, [BASELINE_SERVER, String(port)], {
+  const child = spawn(...pinned(cpu, process.execPath, [BASELINE_SERVER, String(port)]), {
     env: childEnv({}),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -100,11 +106,14 @@ export function assertAlive(child, store) {
   );
 }
 
-/** Starts the service on `store` and waits for its first 200; returns { child, port, startupMs }. */
-export async function startService(store, workDir, workers) {
+/**
+ * Starts the service on `store` (pinned to `cpu` if given) and waits for its first 200;
+ * returns { child, port, startupMs }.
+ */
+export async function startService(store, workDir, workers, cpu) {
   const port = await freePort();
   const startedAt = performance.now();
-  const child = spawnService(store, port, workDir, workers);
+  const child = spawnService(store, port, workDir, workers, cpu);
   const ms = await waitForAnswer(child, port, startedAt, {
     method: 'POST',
     path: '/token',

@@ -1,5 +1,5 @@
 // The results of a run: the report object (bench-results/latest.json), and writing it, the page
-// (docs/benchmarks.md; with BENCH_WORKERS=N the -workers-N variants) and the console tables.
+// (docs/benchmarks.md) and the console tables.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
@@ -26,9 +26,32 @@ function scenarioResults(scenarios) {
         ...summary,
         ratioToBaseline: baselineRps ? summary.rps / baselineRps : null,
         ratioToGoGin: goSummary?.rps ? summary.rps / goSummary.rps : null,
+        p99ToGoGin: goSummary?.p99Ms ? summary.p99Ms / goSummary.p99Ms : null,
         goGin: goSummary && { ...goSummary, ratioToBaseline: baselineRps ? goSummary.rps / baselineRps : null },
       };
     });
+}
+
+const mib = (peak) => peak && { peakRssMiB: round1(peak.peakRssMiB), largestProcessMiB: round1(peak.largestProcessMiB), processes: peak.processes };
+
+/** One half of the run (per core, whole machine): how it was run, its results and peak RSS. */
+function modeReport({ mode, scenarios, peaks }) {
+  return {
+    id: mode.id,
+    label: mode.label,
+    workers: mode.workers ?? 1,
+    serverCpu: mode.serverCpu ?? null,
+    loadCpu: mode.loadCpu ?? null,
+    results: scenarioResults(scenarios),
+    peakRss: {
+      baseline: mib(peaks.baseline),
+      ...Object.fromEntries(
+        Object.entries(peaks)
+          .filter(([kind]) => kind !== 'baseline')
+          .map(([kind, p]) => [kind, { service: mib(p.service), goGin: mib(p.goGin) }]),
+      ),
+    },
+  };
 }
 
 /** The Go/Gin part of the report: how it was built, per store its figures or why it was skipped. */
@@ -49,7 +72,6 @@ function goGinReport(goGin, stores) {
               store.goGin
                 ? {
                     description: store.goGin.description,
-                    peakRssMiB: round1(store.goGin.peak.peakRssMiB),
                     log: { file: relative(ROOT, store.goGin.logFile), ...goGinLogSummary(store.goGin.logFile) },
                   }
                 : { skipped: store.goGinSkipped },
@@ -61,20 +83,23 @@ function goGinReport(goGin, stores) {
 }
 
 /** The report of a run (what runPlan returned), as written to bench-results/latest.json. */
-export function buildReport({ started, machine, tool, stores, skipped, goGin, scenarios }, settings) {
-  const results = scenarioResults(scenarios);
+export function buildReport({ started, machine, tool, stores, skipped, goGin, modes }, settings) {
   return {
     generatedAt: started.toISOString(),
     finishedAt: new Date().toISOString(),
     machine,
-    settings: { ...settings, warmupBeforeEachRun: true, tool: tool.name, luaScript: relative(ROOT, LUA_SCRIPT) },
+    settings: {
+      ...settings,
+      modes: settings.modes.map((mode) => mode.id),
+      warmupBeforeEachRun: true,
+      tool: tool.name,
+      luaScript: relative(ROOT, LUA_SCRIPT),
+    },
     stores: Object.fromEntries([
       ...stores.map((store) => [store.kind, { description: store.description }]),
       ...Object.entries(skipped).map(([kind, reason]) => [kind, { skipped: reason }]),
     ]),
-    results,
-    peakRssMiB: Object.fromEntries(stores.map((store) => [store.kind, round1(store.peak.peakRssMiB)])),
-    peakRssProcesses: Object.fromEntries(stores.map((store) => [store.kind, store.peak.processes])),
+    modes: modes.map(modeReport),
     largeList: Object.fromEntries(stores.map((store) => [store.kind, store.largeList])),
     startup: Object.fromEntries(stores.map((store) => [store.kind, store.startup])),
     goGin: goGinReport(goGin, stores),
@@ -85,10 +110,9 @@ export function buildReport({ started, machine, tool, stores, skipped, goGin, sc
 }
 
 /** Writes the JSON file and the page, and prints the tables. */
-export function writeReport(report, stores, settings) {
-  const suffix = settings.workers === undefined ? '' : `-workers-${settings.workers}`;
-  const resultsFile = join(RESULTS_DIR, `latest${suffix}.json`);
-  const docsFile = DOCS_FILE.replace(/\.md$/, `${suffix}.md`);
+export function writeReport(report, stores) {
+  const resultsFile = join(RESULTS_DIR, 'latest.json');
+  const docsFile = DOCS_FILE;
   writeFileSync(resultsFile, `${JSON.stringify(report, null, 2)}\n`);
   mkdirSync(dirname(docsFile), { recursive: true });
   writeFileSync(docsFile, renderMarkdown(report, stores));

@@ -80,14 +80,14 @@ export function buildScenarios(stores, baselinePort) {
   return scenarios;
 }
 
-/** Runs the rounds; each scenario collects its measured runs and warm-ups. */
-export async function runRounds(scenarios, tool, settings) {
+/** Runs the rounds (wrk pinned as `mode` says); each scenario collects its measured runs and warm-ups. */
+export async function runRounds(scenarios, tool, settings, mode) {
   for (let round = 1; round <= settings.rounds; round += 1) {
     for (const scenario of scenarios) {
       checkAborted();
       scenario.assertAlive?.();
       const label = scenario.label;
-      const options = await scenario.run();
+      const options = { ...(await scenario.run()), cpu: mode.loadCpu };
       if (settings.warmupS > 0) scenario.warmups.push(await runLoad(tool, { ...options, duration: settings.warmupS }));
       const result = await runLoad(tool, { ...options, duration: settings.durationS }).catch((error) => {
         scenario.assertAlive?.();
@@ -95,7 +95,7 @@ export async function runRounds(scenarios, tool, settings) {
       });
       scenario.rounds.push(result);
       await scenario.after?.();
-      log(`bench: round ${round}/${settings.rounds} ${label}: ${fmtRun(result)}`);
+      log(`bench: [${mode.id}] round ${round}/${settings.rounds} ${label}: ${fmtRun(result)}`);
     }
   }
 }

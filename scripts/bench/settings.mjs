@@ -3,12 +3,15 @@
 //
 // Environment:
 //   BENCH_ROUNDS        rounds (default 3)
-//   BENCH_DURATION      seconds per measured run (default 10)
-//   BENCH_WARMUP        seconds of warm-up before each run (default 2; 0 = none)
+//   BENCH_DURATION      seconds per measured run (default 5)
+//   BENCH_WARMUP        seconds of warm-up before each run, not counted (default 2; 0 = none)
 //   BENCH_STORES        stores to run (default sqlite,postgres)
-//   BENCH_WORKERS       run the service with WORKERS=N (node:cluster) instead of its default 1;
-//                       the figures then go to docs/benchmarks-workers-N.md and
-//                       bench-results/latest-workers-N.json, so the default run's page stays
+//   BENCH_MODES         which halves to run (default core,machine):
+//                         core     per core: each server (service, Go/Gin, node:http) pinned to
+//                                  CPU 1 with `taskset -c 1`, wrk pinned to CPU 0; WORKERS=1
+//                         machine  whole machine: nothing pinned, the service with the README's
+//                                  dedicated-machine setting WORKERS=N (N = cores)
+//   BENCH_WORKERS       N of the whole-machine half (default: the number of cores)
 //   BENCH_TOOL          wrk (default) or autocannon (fallback, used when wrk is missing)
 //   BENCH_GO            Go/Gin reference: unset = when it can be built, 0 = off,
 //                       1 = required (a failure to build or start it is fatal)
@@ -17,6 +20,7 @@
 //                       "request completed" at info level are kept)
 //   TEST_POSTGRES_URL   PostgreSQL server for the fresh database
 //                       (default postgres://postgres@127.0.0.1:5432/postgres)
+import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
@@ -82,13 +86,45 @@ function goGinMode() {
 export function readSettings() {
   return {
     rounds: intSetting('BENCH_ROUNDS', 3, 1),
-    durationS: intSetting('BENCH_DURATION', 10, 1),
+    durationS: intSetting('BENCH_DURATION', 5, 1),
     warmupS: intSetting('BENCH_WARMUP', 2, 0),
     threads: THREADS,
     connections: CONNECTIONS,
     goGin: goGinMode(),
-    workers: process.env.BENCH_WORKERS ? intSetting('BENCH_WORKERS', 1, 1) : undefined,
+    modes: wantedModes(intSetting('BENCH_WORKERS', os.availableParallelism?.() ?? os.cpus().length, 1)),
   };
+}
+
+/** The CPU the servers are pinned to in the per-core half, and the one wrk is pinned to. */
+export const SERVER_CPU = '1';
+export const LOAD_CPU = '0';
+
+/**
+ * BENCH_MODES: the halves of a run. Each: { id, label, workers (the service's WORKERS; undefined =
+ * its default 1), serverCpu and loadCpu (taskset CPU lists; undefined = not pinned) }.
+ */
+function wantedModes(machineWorkers) {
+  const all = {
+    core: {
+      id: 'core',
+      label: 'Per core (each server pinned to CPU 1, wrk to CPU 0, WORKERS=1)',
+      workers: undefined,
+      serverCpu: SERVER_CPU,
+      loadCpu: LOAD_CPU,
+    },
+    machine: {
+      id: 'machine',
+      label: `Whole machine (nothing pinned, the service with WORKERS=${machineWorkers})`,
+      workers: machineWorkers,
+      serverCpu: undefined,
+      loadCpu: undefined,
+    },
+  };
+  const raw = (process.env.BENCH_MODES || 'core,machine').split(',').map((s) => s.trim()).filter(Boolean);
+  return raw.map((id) => {
+    if (!all[id]) throw new UsageError(`BENCH_MODES must list core and/or machine; got "${id}"`);
+    return all[id];
+  });
 }
 
 /** BENCH_STORES: the kinds of store to run. */

@@ -18,6 +18,7 @@ export function summarise(rounds, warmups) {
     rps: median(rounds.map((r) => r.rps)),
     p50Ms: median(rounds.map((r) => r.p50Ms)),
     p99Ms: median(rounds.map((r) => r.p99Ms)),
+    maxMs: median(rounds.map((r) => r.maxMs)),
     requests: sum(rounds, (r) => r.requests),
     errors: sum(rounds, (r) => r.errors),
     non2xx: sum(rounds, (r) => r.non2xx),

@@ -2,64 +2,61 @@
 // [header, rows, right-aligned columns]), the Go/Gin skips, and the notes (errors seen, what the
 // logs said besides 2xx request lines).
 import { fmtErrors, fmtMiB, fmtMs, fmtRatio, fmtRps, storeLabel } from './format.mjs';
-import { LARGE_BOOKS, SEED_BOOKS, STARTUP_SAMPLES } from './settings.mjs';
+import { LARGE_BOOKS, STARTUP_SAMPLES } from './settings.mjs';
 
-const RESULT_HEADER = ['scenario', 'store', 'req/s', 'p50', 'p99', 'errors', 'vs node:http', 'vs Go/Gin'];
-const GO_HEADER = ['scenario', 'store', 'Go/Gin req/s', 'p50', 'p99', 'errors', 'vs node:http', 'service / Go/Gin'];
-const RATE_RIGHT = new Set([2, 3, 4, 6, 7]);
-const LARGE_HEADER = ['store', 'req/s', 'p50', 'p99', 'errors', 'one at a time (median of 20)', 'response'];
-const RSS_HEADER = [
-  'store',
-  `peak RSS, ${SEED_BOOKS}-book scenarios`,
-  `peak RSS, GET /books at ${LARGE_BOOKS.toLocaleString('en-US')}`,
-  `Go/Gin peak RSS, ${SEED_BOOKS}-book scenarios`,
+const RESULT_HEADER = [
+  'scenario', 'store', 'req/s', 'p50', 'p99', 'max', 'errors',
+  'Go/Gin req/s', 'Go/Gin p50', 'Go/Gin p99', 'Go/Gin max', 'Go/Gin errors', 'vs Go/Gin', 'p99 / Go/Gin p99',
 ];
+const RESULT_RIGHT = new Set([2, 3, 4, 5, 7, 8, 9, 10, 12, 13]);
+const LARGE_HEADER = ['store', 'req/s', 'p50', 'p99', 'errors', 'one at a time (median of 20)', 'response', 'peak RSS'];
+const RSS_HEADER = ['server', 'store', 'processes', 'peak RSS, all processes', 'peak RSS, largest process'];
 const STARTUP_HEADER = ['store', `startup (median of ${STARTUP_SAMPLES})`, 'first start (empty store, migrations)', 'samples (ms)'];
 
-/** The service (and the baseline) per scenario and store. */
-export function resultTable(report) {
-  return [RESULT_HEADER, resultRows(report), RATE_RIGHT];
+/** One half of the run: the service (and the baseline) per scenario and store, Go/Gin beside it. */
+export function resultTable(mode) {
+  return [RESULT_HEADER, mode.results.map(resultRow), RESULT_RIGHT];
 }
 
-function resultRows(report) {
-  return report.results.map((r) => [
+function resultRow(r) {
+  const go = r.goGin;
+  return [
     r.scenario,
     storeLabel(r.store),
     fmtRps(r.rps),
     fmtMs(r.p50Ms),
     fmtMs(r.p99Ms),
+    fmtMs(r.maxMs),
     fmtErrors(r),
-    fmtRatio(r.ratioToBaseline),
-    fmtRatio(r.ratioToGoGin),
-  ]);
+    go ? fmtRps(go.rps) : '–',
+    go ? fmtMs(go.p50Ms) : '–',
+    go ? fmtMs(go.p99Ms) : '–',
+    go ? fmtMs(go.maxMs) : '–',
+    go ? fmtErrors(go) : '–',
+    r.store === 'node:http' ? `${fmtRatio(r.ratioToBaseline)} of itself` : fmtRatio(r.ratioToGoGin),
+    fmtRatio(r.p99ToGoGin),
+  ];
 }
 
-/** The Go/Gin reference's own figures, per scenario and store (no rows when it did not run). */
-export function goGinTable(report) {
-  return [GO_HEADER, goGinRows(report), RATE_RIGHT];
-}
-
-function goGinRows(report) {
-  return report.results
-    .filter((r) => r.goGin)
-    .map((r) => [
-      r.scenario,
-      storeLabel(r.store),
-      fmtRps(r.goGin.rps),
-      fmtMs(r.goGin.p50Ms),
-      fmtMs(r.goGin.p99Ms),
-      fmtErrors(r.goGin),
-      fmtRatio(r.goGin.ratioToBaseline),
-      fmtRatio(r.ratioToGoGin),
-    ]);
+/** One half of the run: the peak RSS of every server. */
+export function rssTable(mode) {
+  const rows = [];
+  const row = (server, store, peak) =>
+    peak && rows.push([server, store, String(peak.processes), fmtMiB(peak.peakRssMiB), fmtMiB(peak.largestProcessMiB)]);
+  row('node:http baseline', '—', mode.peakRss.baseline);
+  for (const [kind, p] of Object.entries(mode.peakRss)) {
+    if (kind === 'baseline') continue;
+    row('service', storeLabel(kind), p.service);
+    row('Go/Gin', storeLabel(kind), p.goGin);
+  }
+  return [RSS_HEADER, rows, new Set([2, 3, 4])];
 }
 
 /** The per-store tables: GET /books at LARGE_BOOKS (large), memory (rss) and startup. */
 export function storeTables(report, stores) {
   const rows = extraRows(report, stores);
   return {
-    large: [LARGE_HEADER, rows.map((r) => r.large), new Set([1, 2, 3, 5, 6])],
-    rss: [RSS_HEADER, rows.map((r) => r.rss), new Set([1, 2, 3])],
+    large: [LARGE_HEADER, rows.map((r) => r.large), new Set([1, 2, 3, 5, 6, 7])],
     startup: [STARTUP_HEADER, rows.map((r) => r.startup), new Set([1, 2])],
   };
 }
@@ -69,12 +66,6 @@ function extraRows(report, stores) {
   return stores.map((store) => {
     const large = report.largeList[store.kind];
     return {
-      rss: [
-        store.label,
-        fmtMiB(report.peakRssMiB[store.kind]),
-        fmtMiB(large.peakRssMiB),
-        fmtMiB(report.goGin.stores?.[store.kind]?.peakRssMiB),
-      ],
       large: [
         store.label,
         fmtRps(large.rps),
@@ -83,6 +74,7 @@ function extraRows(report, stores) {
         fmtErrors(large),
         fmtMs(large.sequential.medianMs),
         `${(large.responseBytes / 1024).toFixed(0)} KiB`,
+        fmtMiB(large.peakRssMiB),
       ],
       startup: [
         store.label,
@@ -106,18 +98,20 @@ export function goGinSkips(report) {
 /** What the service logged besides 2xx request lines, and every error wrk saw. */
 export function serviceNotes(report) {
   const notes = [];
-  for (const result of report.results) {
-    if (result.errors || result.warmupErrors) {
-      notes.push(
-        `${result.scenario} [${storeLabel(result.store)}]: ${fmtErrors(result)} in measured runs, ` +
-          `${result.warmupErrors} error(s) in warm-ups`,
-      );
-    }
-    if (result.goGin && (result.goGin.errors || result.goGin.warmupErrors)) {
-      notes.push(
-        `${result.scenario} [Go/Gin, ${storeLabel(result.store)}]: ${fmtErrors(result.goGin)} in measured runs, ` +
-          `${result.goGin.warmupErrors} error(s) in warm-ups`,
-      );
+  for (const mode of report.modes) {
+    for (const result of mode.results) {
+      if (result.errors || result.warmupErrors) {
+        notes.push(
+          `[${mode.id}] ${result.scenario} [${storeLabel(result.store)}]: ${fmtErrors(result)} in measured runs, ` +
+            `${result.warmupErrors} error(s) in warm-ups`,
+        );
+      }
+      if (result.goGin && (result.goGin.errors || result.goGin.warmupErrors)) {
+        notes.push(
+          `[${mode.id}] ${result.scenario} [Go/Gin, ${storeLabel(result.store)}]: ${fmtErrors(result.goGin)} in measured runs, ` +
+            `${result.goGin.warmupErrors} error(s) in warm-ups`,
+        );
+      }
     }
   }
   for (const [kind, large] of Object.entries(report.largeList)) {
@@ -136,4 +130,43 @@ export function serviceNotes(report) {
     }
   }
   return notes;
+}
+
+/** The targets of issue 13, per store: the least ratio to the tuned Go/Gin reference. */
+const TARGETS = {
+  core: {
+    'get-book': { sqlite: 1.2, postgres: 1.1 },
+    'list-books': { sqlite: 2.0, postgres: 1.2 },
+    'create-book': { sqlite: 1.5, postgres: 1.0 },
+    login: { sqlite: 0.6, postgres: 0.6 },
+  },
+  machine: {
+    'get-book': { sqlite: 1.0, postgres: 1.0 },
+    'list-books': { sqlite: 1.0, postgres: 1.0 },
+    'create-book': { sqlite: 1.0, postgres: 1.0 },
+    login: { sqlite: 1.0, postgres: 1.0 },
+  },
+};
+const READS = new Set(['get-book', 'list-books']);
+const MAX_P99_TO_GO = 2;
+const MAX_RSS_MIB = 150;
+
+/** Each target with what this run measured: [target, measured, met]. */
+export function targetTable(report) {
+  const rows = [];
+  for (const mode of report.modes) {
+    for (const r of mode.results) {
+      const least = TARGETS[mode.id]?.[r.id]?.[r.store];
+      if (least === undefined || r.ratioToGoGin == null) continue;
+      rows.push([`${mode.id === 'core' ? 'per core' : 'whole machine'}: ${r.scenario} [${storeLabel(r.store)}] req/s vs Go/Gin`, `≥ ${least.toFixed(1)}×`, fmtRatio(r.ratioToGoGin), r.ratioToGoGin >= least ? 'yes' : 'no']);
+      if (mode.id === 'core' && READS.has(r.id) && r.p99ToGoGin != null) {
+        rows.push([`per core: ${r.scenario} [${storeLabel(r.store)}] p99 vs Go/Gin p99`, `≤ ${MAX_P99_TO_GO}×`, `${fmtRatio(r.p99ToGoGin)} (${fmtMs(r.p99Ms)} / ${fmtMs(r.goGin.p99Ms)})`, r.p99ToGoGin <= MAX_P99_TO_GO ? 'yes' : 'no']);
+      }
+    }
+    const errors = mode.results.reduce((n, r) => n + r.errors + r.warmupErrors, 0);
+    rows.push([`${mode.id === 'core' ? 'per core' : 'whole machine'}: errors (service, all scenarios, warm-ups too)`, '0', String(errors), errors === 0 ? 'yes' : 'no']);
+    const largest = Math.max(...Object.entries(mode.peakRss).filter(([k]) => k !== 'baseline').map(([, p]) => p.service?.largestProcessMiB ?? 0));
+    rows.push([`${mode.id === 'core' ? 'per core' : 'whole machine'}: peak RSS of the largest service process`, `< ${MAX_RSS_MIB} MiB`, fmtMiB(largest), largest < MAX_RSS_MIB ? 'yes' : 'no']);
+  }
+  return [['target', 'wanted', 'measured', 'met'], rows, new Set([1, 2])];
 }

@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import process from 'node:process';
 import { runProcess } from './children.mjs';
+import { pinned } from './processes.mjs';
 import { log } from './log.mjs';
 import { CONNECTIONS, LUA_SCRIPT, THREADS, UsageError, wantedTool } from './settings.mjs';
 import { aptInstall, canAptInstall, commandExists } from './system.mjs';
@@ -25,8 +26,11 @@ export function chooseTool() {
   return { name: 'autocannon', version: 'autocannon (npx)' };
 }
 
-/** One load run; returns { rps, p50Ms, p99Ms, requests, non2xx, socketErrors, errors, raw }. */
-export async function runLoad(tool, { port, method = 'GET', path = '/', paths, token, body, duration, timeoutS }) {
+/**
+ * One load run (wrk pinned to `cpu` when given); returns
+ * { rps, p50Ms, p99Ms, maxMs, requests, non2xx, socketErrors, errors, raw }.
+ */
+export async function runLoad(tool, { port, method = 'GET', path = '/', paths, token, body, duration, timeoutS, cpu }) {
   if (tool.name === 'wrk') {
     const args = [`-t${THREADS}`, `-c${CONNECTIONS}`, `-d${duration}s`, '--latency'];
     if (timeoutS) args.push('--timeout', `${timeoutS}s`);
@@ -38,7 +42,7 @@ export async function runLoad(tool, { port, method = 'GET', path = '/', paths, t
       BENCH_BODY: body ?? '',
       BENCH_PATHS: paths ? paths.join(',') : '',
     };
-    const { stdout } = await runProcess('wrk', args, env);
+    const { stdout } = await runProcess(...pinned(cpu, 'wrk', args), env);
     return parseWrk(stdout);
   }
   // autocannon: no per-request paths from the command line, so a cycling scenario uses its first path.
@@ -55,6 +59,7 @@ export async function runLoad(tool, { port, method = 'GET', path = '/', paths, t
     rps: result.requests.average,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    maxMs: result.latency.max,
     requests: result.requests.total,
     non2xx,
     socketErrors,
@@ -76,6 +81,8 @@ function parseWrk(output) {
     return match ? parseDuration(match[1]) : null;
   };
   const rps = Number(/^Requests\/sec:\s+([\d.]+)/m.exec(output)?.[1]);
+  // "    Latency   avg   stdev   max   +/- stdev"
+  const maxMs = parseDuration(/^\s+Latency\s+\S+\s+\S+\s+(\S+)/m.exec(output)?.[1] ?? '');
   const requests = Number(/^\s*(\d+) requests in /m.exec(output)?.[1] ?? 0);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(output)?.[1] ?? 0);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
@@ -87,5 +94,5 @@ function parseWrk(output) {
   };
   if (!Number.isFinite(rps)) throw new Error(`cannot parse wrk output:\n${output}`);
   const errors = non2xx + socketErrors.connect + socketErrors.read + socketErrors.write + socketErrors.timeout;
-  return { rps, p50Ms: percentile(50), p99Ms: percentile(99), requests, non2xx, socketErrors, errors, raw: output };
+  return { rps, p50Ms: percentile(50), p99Ms: percentile(99), maxMs, requests, non2xx, socketErrors, errors, raw: output };
 }
