@@ -1,0 +1,481 @@
+// A private, throw-away 3-node MariaDB Galera cluster on one machine, for tests that need a
+// multi-master store: every node its own data directory, MySQL port, socket, Galera group
+// port (gmcast), IST and SST ports, all on free ports in a temporary directory. Tests kill
+// nodes (SIGKILL, like a crashed host) and restart them (they rejoin by IST or rsync SST).
+//
+// Startup, fast (~7 s for 3 nodes on 2 cores): mariadb-install-db once; that data directory
+// is bootstrapped once as a one-node cluster and shut down cleanly, so InnoDB and
+// grastate.dat hold the same Galera position (uuid:seqno); the three nodes start from copies
+// of it, node 1 with --wsrep-new-cluster, the others join with only node 1 in their
+// wsrep_cluster_address (two joiners that each list the other flap for ~8 s before they
+// agree) and need nothing but a short IST. Readiness is a query: wsrep_local_state_comment =
+// Synced, wsrep_cluster_status = Primary and the expected wsrep_cluster_size on every node.
+//
+// `--no-defaults`: the system /etc/mysql configuration (the shared server on 3306) is never
+// read. As root, mariadbd runs as the `mysql` user (the rsync SST daemon would otherwise
+// run as `nobody` and be refused the root-owned data directories).
+//
+// Binaries: TEST_MARIADBD (default /usr/sbin/mariadbd), TEST_MARIADB_INSTALL_DB
+// (mariadb-install-db on PATH), TEST_GALERA_PROVIDER (default /usr/lib/galera/libgalera_smm.so),
+// rsync and wsrep_sst_rsync on PATH. Missing ones skip the suite with a visible warning,
+// except under CI=true, where they fail it.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, chownSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { promisify } from 'node:util';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { describeWhenAvailable } from './ci.js';
+import { freePort } from './process.js';
+
+const run = promisify(execFile);
+
+export const MARIADBD = process.env.TEST_MARIADBD ?? '/usr/sbin/mariadbd';
+export const MARIADB_INSTALL_DB = process.env.TEST_MARIADB_INSTALL_DB ?? 'mariadb-install-db';
+export const GALERA_PROVIDER = process.env.TEST_GALERA_PROVIDER ?? '/usr/lib/galera/libgalera_smm.so';
+const IS_ROOT = process.getuid?.() === 0;
+/** TEST_GALERA_DEBUG=1 prints how long each startup step took. */
+const DEBUG = process.env.TEST_GALERA_DEBUG === '1';
+/** How long one node may take to start (or rejoin) and report Synced. */
+const NODE_START_TIMEOUT_MS = 60_000;
+
+/** `command` as an absolute path if it is one, else the first match on PATH; undefined if not executable. */
+function resolveExecutable(command: string): string | undefined {
+  const candidates = command.includes('/')
+    ? [command]
+    : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, command));
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // next
+    }
+  }
+  return undefined;
+}
+
+/** Undefined when a private Galera cluster can be made here, else why not. */
+export function privateGaleraUnavailable(): string | undefined {
+  for (const [tool, hint] of [
+    [MARIADBD, 'TEST_MARIADBD'],
+    [MARIADB_INSTALL_DB, 'TEST_MARIADB_INSTALL_DB'],
+    ['rsync', 'PATH'],
+    ['wsrep_sst_rsync', 'PATH'],
+  ] as const) {
+    if (resolveExecutable(tool) === undefined) return `${tool} not found (set ${hint})`;
+  }
+  try {
+    accessSync(GALERA_PROVIDER, constants.R_OK);
+  } catch {
+    return `${GALERA_PROVIDER} not found (set TEST_GALERA_PROVIDER to libgalera_smm.so)`;
+  }
+  if (IS_ROOT && mysqlUserIds() === undefined) return 'running as root and there is no mysql user in /etc/passwd to run mariadbd as';
+  return undefined;
+}
+
+/**
+ * `describe(title, suite)` when a private Galera cluster can be made; otherwise a loud skip,
+ * or a failing test under CI.
+ */
+export function describeWithPrivateGalera(title: string, suite: () => void) {
+  const reason = privateGaleraUnavailable();
+  describeWhenAvailable(title, reason === undefined ? undefined : `a private MariaDB Galera cluster: ${reason}`, suite);
+}
+
+export interface GaleraNode {
+  /** 0-based position in `cluster.nodes`. */
+  index: number;
+  /** wsrep_node_name: galera1, galera2, … */
+  name: string;
+  /** MySQL port (stays the same across restarts). */
+  port: number;
+  /** `127.0.0.1:<port>`, as it appears in a multi-host DB_URL and in book_store_node_in_use. */
+  address: string;
+  /** DB_URL of `database` on this node only (user root, no password). */
+  url(database: string): string;
+  /** True while the node's mariadbd process runs. */
+  running(): boolean;
+}
+
+export interface GaleraStatus {
+  /** wsrep_local_state_comment: Synced, Donor/Desynced, Joining, Joined, Initialized… */
+  state: string;
+  /** wsrep_cluster_status: Primary, non-Primary, Disconnected. */
+  clusterStatus: string;
+  clusterSize: number;
+  ready: boolean;
+}
+
+export interface PrivateGalera {
+  nodes: readonly GaleraNode[];
+  /** Milliseconds `startPrivateGalera` took, install included. */
+  startupMs: number;
+  /**
+   * One DB_URL listing several nodes: `mysql://root@127.0.0.1:p1,127.0.0.1:p2,…/database`,
+   * in the order given (node indexes; default every node in index order).
+   */
+  multiHostUrl(database: string, order?: readonly number[]): string;
+  /** SIGKILLs the node's mariadbd (a crashed host) and waits until the process is gone. */
+  kill(node: number | GaleraNode): Promise<void>;
+  /**
+   * Starts a killed node again on the same MySQL port; it rejoins (IST or rsync SST) and this
+   * resolves once every running node is Synced in a Primary cluster of all running nodes.
+   */
+  restart(node: number | GaleraNode): Promise<void>;
+  /** Waits until every running node reports Synced, Primary and the running node count. */
+  waitUntilSynced(timeoutMs?: number): Promise<void>;
+  /** wsrep status of one running node. */
+  status(node: number | GaleraNode): Promise<GaleraStatus>;
+  /** Runs one statement on a running node (fresh connection, `database` optional) and returns its rows. */
+  query<T = RowDataPacket>(node: number | GaleraNode, sql: string, params?: unknown[], database?: string): Promise<T[]>;
+  /** Creates a database (replicated to every node) and returns the multi-host DB_URL for it. */
+  createDatabase(name: string): Promise<string>;
+  dropDatabase(name: string): Promise<void>;
+  /** The last `lines` lines of the node's error log (for failure messages). */
+  logTail(node: number | GaleraNode, lines?: number): string;
+  /** SIGKILLs every node and deletes every file. Safe to call twice; also runs on process exit. */
+  destroy(): Promise<void>;
+}
+
+interface NodeState extends GaleraNode {
+  dataDir: string;
+  socket: string;
+  pidFile: string;
+  errorLog: string;
+  gmcastPort: number;
+  child: ChildProcess | undefined;
+  exited: Promise<void>;
+}
+
+export interface PrivateGaleraOptions {
+  /** Node count (default 3). */
+  size?: number;
+  /** Extra mariadbd options for every node, e.g. `--max-connections=300`. */
+  extraArgs?: string[];
+}
+
+/** Starts a new cluster of `size` nodes (default 3) and resolves once all are Synced. */
+export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Promise<PrivateGalera> {
+  const reason = privateGaleraUnavailable();
+  if (reason !== undefined) throw new Error(`cannot start a private Galera cluster: ${reason}`);
+  const began = Date.now();
+  const size = options.size ?? 3;
+  const root = mkdtempSync(join(tmpdir(), 'books-galera-'));
+  const owner = IS_ROOT ? mysqlUserIds() : undefined;
+  if (owner) chownSync(root, owner.uid, owner.gid);
+  const seedDir = join(root, 'seed');
+  const nodes: NodeState[] = [];
+  let destroyed = false;
+  const step = (what: string) => {
+    if (DEBUG) console.info(`[galera +${Date.now() - began} ms] ${what}`);
+  };
+
+  for (let index = 0; index < size; index++) {
+    const port = await freePort();
+    const name = `galera${index + 1}`;
+    nodes.push({
+      index,
+      name,
+      port,
+      address: `127.0.0.1:${port}`,
+      url: (database: string) => `mysql://root@127.0.0.1:${port}/${database}`,
+      running: () => nodes[index]!.child !== undefined,
+      dataDir: join(root, name),
+      socket: join(root, `${name}.sock`),
+      pidFile: join(root, `${name}.pid`),
+      errorLog: join(root, `${name}.err`),
+      gmcastPort: await freePort(),
+      child: undefined,
+      exited: Promise.resolve(),
+    });
+  }
+  const clusterAddress = (peers: NodeState[]) => `gcomm://${peers.map((peer) => `127.0.0.1:${peer.gmcastPort}`).join(',')}`;
+
+  const killAllSync = () => {
+    for (const node of nodes) {
+      if (node.child?.pid !== undefined) {
+        try {
+          process.kill(node.child.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+  };
+  const onExit = () => {
+    killAllSync();
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.on('exit', onExit);
+
+  const resolveNode = (node: number | GaleraNode): NodeState => {
+    const state = nodes[typeof node === 'number' ? node : node.index];
+    if (!state) throw new Error(`no Galera node ${typeof node === 'number' ? node : node.name}`);
+    return state;
+  };
+
+  const logTail = (node: number | GaleraNode, lines = 40) => {
+    const { errorLog } = resolveNode(node);
+    if (!existsSync(errorLog)) return '(no error log)';
+    return readFileSync(errorLog, 'utf8')
+      .split('\n')
+      .filter((line) => !/Could not increase number of max_open_files|makes it impossible for another host to reach/.test(line))
+      .slice(-lines)
+      .join('\n');
+  };
+
+  /** Spawns mariadbd for `node` (not waiting for anything). */
+  const spawnNode = async (node: NodeState, clusterAddr: string, bootstrap: boolean) => {
+    // IST and SST ports fresh on every start: a killed joiner's rsync daemon may linger a moment.
+    const istPort = await freePort();
+    const sstPort = await freePort();
+    const args = [
+      '--no-defaults',
+      ...(owner ? ['--user=mysql'] : []),
+      `--datadir=${node.dataDir}`,
+      `--port=${node.port}`,
+      '--bind-address=127.0.0.1',
+      `--socket=${node.socket}`,
+      `--pid-file=${node.pidFile}`,
+      `--log-error=${node.errorLog}`,
+      '--innodb-buffer-pool-size=32M',
+      '--innodb-log-file-size=8M',
+      // Throw-away data: no fsync per commit. An acknowledged commit is on every node of the
+      // cluster in memory (Galera replicates before it acknowledges), which is what the tests check.
+      '--innodb-flush-log-at-trx-commit=0',
+      '--performance-schema=OFF',
+      '--skip-name-resolve',
+      '--max-connections=300',
+      '--binlog-format=ROW',
+      '--innodb-autoinc-lock-mode=2',
+      '--default-storage-engine=InnoDB',
+      '--wsrep-on=ON',
+      `--wsrep-provider=${GALERA_PROVIDER}`,
+      `--wsrep-cluster-address=${clusterAddr}`,
+      '--wsrep-cluster-name=books_test',
+      '--wsrep-node-address=127.0.0.1',
+      `--wsrep-node-name=${node.name}`,
+      '--wsrep-sst-method=rsync',
+      `--wsrep-sst-receive-address=127.0.0.1:${sstPort}`,
+      `--wsrep-provider-options=${[
+        `gmcast.listen_addr=tcp://127.0.0.1:${node.gmcastPort}`,
+        `base_port=${node.gmcastPort}`,
+        `ist.recv_addr=127.0.0.1:${istPort}`,
+        'gcache.size=32M',
+        // A SIGKILLed node closes its sockets at once, but the others only evict it after
+        // suspect_timeout (default 5 s), during which commits on them wait. Shorter here.
+        'evs.suspect_timeout=PT3S',
+        'evs.inactive_timeout=PT6S',
+      ].join(';')}`,
+      ...(bootstrap ? ['--wsrep-new-cluster'] : []),
+      ...(options.extraArgs ?? []),
+    ];
+    const child = spawn(MARIADBD, args, { stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' } });
+    node.child = child;
+    node.exited = new Promise<void>((resolve) => {
+      child.once('exit', () => {
+        if (node.child === child) node.child = undefined;
+        resolve();
+      });
+      child.once('error', () => {
+        if (node.child === child) node.child = undefined;
+        resolve();
+      });
+    });
+  };
+
+  const connect = (node: NodeState, database?: string) =>
+    createConnection({ host: '127.0.0.1', port: node.port, user: 'root', database, connectTimeout: 3000 });
+
+  const readStatus = async (connection: Connection): Promise<GaleraStatus> => {
+    const [rows] = await connection.query<RowDataPacket[]>(
+      "show global status where Variable_name in ('wsrep_local_state_comment', 'wsrep_cluster_status', 'wsrep_cluster_size', 'wsrep_ready')",
+    );
+    const value = (name: string) => String(rows.find((row) => String(row.Variable_name) === name)?.Value ?? '');
+    return {
+      state: value('wsrep_local_state_comment'),
+      clusterStatus: value('wsrep_cluster_status'),
+      clusterSize: Number(value('wsrep_cluster_size')),
+      ready: value('wsrep_ready') === 'ON',
+    };
+  };
+
+  /** Polls the node until it is Synced in a Primary component of `expectedSize`; throws with its log tail otherwise. */
+  const waitForNode = async (node: NodeState, expectedSize: number, timeoutMs = NODE_START_TIMEOUT_MS) => {
+    const deadline = Date.now() + timeoutMs;
+    let last = 'no answer yet';
+    while (Date.now() < deadline) {
+      if (node.child === undefined) {
+        throw new Error(`Galera node ${node.name} (port ${node.port}) exited while starting; its error log ends:\n${logTail(node)}`);
+      }
+      try {
+        const connection = await connect(node);
+        try {
+          const status = await readStatus(connection);
+          last = JSON.stringify(status);
+          if (status.state === 'Synced' && status.clusterStatus === 'Primary' && status.clusterSize === expectedSize && status.ready) return;
+        } finally {
+          await connection.end().catch(() => undefined);
+        }
+      } catch (error) {
+        last = (error as Error).message;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(
+      `Galera node ${node.name} (port ${node.port}) not Synced in a cluster of ${expectedSize} within ${timeoutMs} ms (last: ${last}); its error log ends:\n${logTail(node)}`,
+    );
+  };
+
+  const stopCleanly = async (node: NodeState) => {
+    node.child?.kill('SIGTERM');
+    const timer = setTimeout(() => node.child?.kill('SIGKILL'), 30_000);
+    await node.exited;
+    clearTimeout(timer);
+  };
+
+  const running = () => nodes.filter((node) => node.child !== undefined);
+
+  const cluster: PrivateGalera = {
+    nodes,
+    startupMs: 0,
+    multiHostUrl(database, order = nodes.map((node) => node.index)) {
+      return `mysql://root@${order.map((index) => resolveNode(index).address).join(',')}/${database}`;
+    },
+    async kill(node) {
+      const state = resolveNode(node);
+      if (state.child === undefined) return;
+      state.child.kill('SIGKILL');
+      await state.exited;
+    },
+    async restart(node) {
+      const state = resolveNode(node);
+      if (state.child !== undefined) throw new Error(`Galera node ${state.name} is running; kill it first`);
+      const peers = running();
+      if (peers.length === 0) throw new Error(`no running Galera node for ${state.name} to rejoin`);
+      // A killed node cannot be the one to bootstrap; it must join the running ones.
+      const grastate = join(state.dataDir, 'grastate.dat');
+      if (existsSync(grastate)) writeFileSync(grastate, readFileSync(grastate, 'utf8').replace(/safe_to_bootstrap: 1/, 'safe_to_bootstrap: 0'));
+      rmSync(join(state.dataDir, 'gvwstate.dat'), { force: true });
+      await spawnNode(state, clusterAddress(peers), false);
+      await cluster.waitUntilSynced();
+    },
+    async waitUntilSynced(timeoutMs = NODE_START_TIMEOUT_MS) {
+      const live = running();
+      await Promise.all(live.map((node) => waitForNode(node, live.length, timeoutMs)));
+    },
+    async status(node) {
+      const connection = await connect(resolveNode(node));
+      try {
+        return await readStatus(connection);
+      } finally {
+        await connection.end().catch(() => undefined);
+      }
+    },
+    async query<T>(node: number | GaleraNode, sql: string, params: unknown[] = [], database?: string) {
+      const connection = await connect(resolveNode(node), database);
+      try {
+        const [rows] = await connection.query(sql, params);
+        return rows as T[];
+      } finally {
+        await connection.end().catch(() => undefined);
+      }
+    },
+    async createDatabase(name) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      const [first] = running();
+      if (!first) throw new Error('no running Galera node');
+      await cluster.query(first, `create database ${name}`);
+      return cluster.multiHostUrl(name);
+    },
+    async dropDatabase(name) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      const [first] = running();
+      if (!first) return;
+      await cluster.query(first, `drop database if exists ${name}`);
+    },
+    logTail,
+    async destroy() {
+      if (destroyed) return;
+      destroyed = true;
+      killAllSync();
+      await Promise.all(nodes.map((node) => node.exited));
+      process.off('exit', onExit);
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+
+  try {
+    // 1. System tables.
+    try {
+      await run(
+        resolveExecutable(MARIADB_INSTALL_DB)!,
+        [
+          '--no-defaults',
+          `--datadir=${seedDir}`,
+          ...(owner ? ['--user=mysql'] : []),
+          '--auth-root-authentication-method=normal',
+          '--skip-test-db',
+          '--innodb-log-file-size=8M',
+          '--innodb-buffer-pool-size=32M',
+        ],
+        { timeout: 60_000, env: { PATH: process.env.PATH ?? '', LC_ALL: 'C' } },
+      );
+    } catch (error) {
+      const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+      throw new Error(`${MARIADB_INSTALL_DB} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });
+    }
+
+    step('installed');
+    // 2. Bootstrap the seed once as a one-node cluster and stop it cleanly: InnoDB and
+    // grastate.dat then agree on a Galera position, so copies join by IST, not a full SST.
+    const [first] = nodes as [NodeState, ...NodeState[]];
+    await copyTree(seedDir, first.dataDir);
+    await spawnNode(first, clusterAddress(nodes), true);
+    await waitForNode(first, 1);
+    step('seed Synced');
+    await stopCleanly(first);
+    step('seed stopped');
+    rmSync(join(first.dataDir, 'gvwstate.dat'), { force: true });
+    for (const node of nodes.slice(1)) {
+      await copyTree(first.dataDir, node.dataDir);
+      const grastate = join(node.dataDir, 'grastate.dat');
+      writeFileSync(grastate, readFileSync(grastate, 'utf8').replace(/safe_to_bootstrap: 1/, 'safe_to_bootstrap: 0'));
+    }
+    rmSync(seedDir, { recursive: true, force: true });
+
+    step('copies made');
+    // 3. Node 1 founds the cluster; the others join it together, each naming only node 1.
+    await spawnNode(first, clusterAddress(nodes), true);
+    await waitForNode(first, 1);
+    step('node 1 Synced');
+    for (const node of nodes.slice(1)) await spawnNode(node, clusterAddress([first]), false);
+    await cluster.waitUntilSynced();
+    step('all Synced');
+  } catch (error) {
+    await cluster.destroy();
+    throw error;
+  }
+  cluster.startupMs = Date.now() - began;
+  return cluster;
+}
+
+/** `cp -a`: a data directory with its owner (mysql) and modes kept. */
+async function copyTree(from: string, to: string) {
+  await run('cp', ['-a', from, to], { timeout: 60_000 });
+}
+
+/** uid and gid of the `mysql` user, from /etc/passwd; undefined if there is none. */
+function mysqlUserIds(): { uid: number; gid: number } | undefined {
+  try {
+    const fields = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .find((entry) => entry.startsWith('mysql:'))
+      ?.split(':');
+    if (!fields || fields.length < 4) return undefined;
+    return { uid: Number(fields[2]), gid: Number(fields[3]) };
+  } catch {
+    return undefined;
+  }
+}
