@@ -1,11 +1,18 @@
 // The BookStore: the book operations, the same for every database. What differs between
 // databases (how a query runs, inserts, updates, the list page, errors) is the driver's.
+// A conflict (deadlock, serialization failure, a Galera certification failure) rolled the
+// work back: it is run again, a few times with growing pauses, before the client sees a 503.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { BOOK_COLUMNS, type BookFields, type StoredBook } from '../books/book.js';
-import type { BookPage, BookStore, PoolStats } from './book-store.js';
+import type { BookPage, BookStore, NodeUse, PoolStats } from './book-store.js';
 import { bind, toStoredBook } from './books-table.js';
 import type { BookStoreDriver } from './driver.js';
-import { rethrowStoreError } from './errors.js';
+import { StoreUnavailableError, rethrowStoreError } from './errors.js';
+
+/** Runs after a conflict; the pause before run n is about 5 ms × 2^(n-1), jittered. */
+const CONFLICT_RETRIES = 6;
+const FIRST_CONFLICT_PAUSE_MS = 5;
 
 export class BookRepository implements BookStore {
   // The hot queries, built and compiled once instead of on every request.
@@ -17,41 +24,45 @@ export class BookRepository implements BookStore {
     this.deleteById = driver.db.deleteFrom('books').where('id', '=', 0n).compile();
   }
 
-  /** 503 when the store cannot be reached, the error itself (500) otherwise. */
-  private fail(error: unknown): never {
-    return rethrowStoreError(error, this.driver.classifyError);
+  /**
+   * Runs `work`, again after a conflict. Then 503 when the store cannot be reached or the
+   * conflicts did not stop, the error itself (500) otherwise.
+   */
+  private async run<T>(work: () => Promise<T>): Promise<T> {
+    for (let retry = 0; ; retry += 1) {
+      try {
+        return await work();
+      } catch (error) {
+        if (this.driver.classifyError(error) !== 'conflict') return rethrowStoreError(error, this.driver.classifyError);
+        if (retry === CONFLICT_RETRIES) throw new StoreUnavailableError({ cause: error });
+        // Full jitter: instances that collided once do not collide again in step.
+        await sleep(Math.random() * FIRST_CONFLICT_PAUSE_MS * 2 ** retry);
+      }
+    }
   }
 
   poolStats(): PoolStats | undefined {
     return this.driver.poolStats();
   }
 
+  nodeUse(): NodeUse | undefined {
+    return this.driver.nodeUse();
+  }
+
   async create(fields: BookFields): Promise<StoredBook> {
     const values = { title: fields.title, author: fields.author, year: fields.year };
-    try {
-      return this.driver.insertedBook(await this.driver.insertBook(values), values);
-    } catch (error) {
-      return this.fail(error);
-    }
+    return this.run(async () => this.driver.insertedBook(await this.driver.insertBook(values), values));
   }
 
   async listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
-    try {
-      const { rows } = await this.driver.selectPage(afterId, limit);
-      return this.driver.decodePage(rows);
-    } catch (error) {
-      return this.fail(error);
-    }
+    return this.run(async () => this.driver.decodePage((await this.driver.selectPage(afterId, limit)).rows));
   }
 
   async get(id: bigint): Promise<StoredBook | undefined> {
-    try {
-      const { rows } = await this.driver.read(bind(this.selectById, [id]));
-      const row = rows[0];
+    return this.run(async () => {
+      const row = (await this.driver.read(bind(this.selectById, [id]))).rows[0];
       return row && toStoredBook(row);
-    } catch (error) {
-      return this.fail(error);
-    }
+    });
   }
 
   async update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined> {
@@ -60,29 +71,21 @@ export class BookRepository implements BookStore {
     if (changes.author !== undefined) values.author = changes.author;
     if (changes.year !== undefined) values.year = changes.year;
     if (Object.keys(values).length === 0) return this.get(id);
-    try {
+    return this.run(async () => {
       const row = (await this.driver.updateBook(id, values)).rows[0];
       return row && toStoredBook(row);
-    } catch (error) {
-      return this.fail(error);
-    }
+    });
   }
 
   async delete(id: bigint): Promise<boolean> {
-    try {
+    return this.run(async () => {
       const result = await this.driver.write(bind(this.deleteById, [id]));
       return (result.numAffectedRows ?? 0n) > 0n;
-    } catch (error) {
-      return this.fail(error);
-    }
+    });
   }
 
   async ping(): Promise<void> {
-    try {
-      await sql`select 1`.execute(this.driver.db);
-    } catch (error) {
-      this.fail(error);
-    }
+    await this.run(() => sql`select 1`.execute(this.driver.db));
   }
 
   async close(): Promise<void> {

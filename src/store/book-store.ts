@@ -5,6 +5,8 @@
 //   errors.ts           StoreUnavailableError (503) and the error kinds the databases classify
 //   open-store.ts       openStore(): settings → driver → reachable → migrated → BookRepository
 //   store-url.ts        DB_URL → StoreConfig; the database module of each kind, loaded on demand
+//   nodes.ts            the hosts a DB_URL lists, and which one is in use (failover)
+//   migration-lease.ts  one migrator at a time across every instance and node
 //   driver.ts           BookStoreDriver: the one interface every database module implements
 //   book-repository.ts  the book operations over a BookStoreDriver, never asking which database
 //   books-table.ts      the table's Kysely types, its rows, and how a row reads as a book
@@ -38,6 +40,12 @@ export interface PoolStats {
   max: number;
 }
 
+/** The database hosts DB_URL lists (`host:port`) and the one the service works on now. */
+export interface NodeUse {
+  nodes: readonly string[];
+  inUse: string;
+}
+
 export interface BookStore {
   create(fields: BookFields): Promise<StoredBook>;
   /**
@@ -52,6 +60,8 @@ export interface BookStore {
   /** False when no such book exists. */
   delete(id: bigint): Promise<boolean>;
   poolStats(): PoolStats | undefined;
+  /** Undefined for a store that is a file (SQLite). */
+  nodeUse(): NodeUse | undefined;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -4,7 +4,7 @@
 import type { ColumnBuilderCallback, ColumnDataType, CompiledQuery, Expression, Kysely, QueryResult } from 'kysely';
 import type { Logger } from 'pino';
 import type { BookFields, StoredBook } from '../books/book.js';
-import type { BookPage, PoolStats } from './book-store.js';
+import type { BookPage, NodeUse, PoolStats } from './book-store.js';
 import type { BookDatabase, BookRow } from './books-table.js';
 import type { StoreErrorKind } from './errors.js';
 
@@ -54,8 +54,10 @@ export interface BookStoreDriver {
   selectPage(afterId: bigint, limit: number): Promise<QueryResult<unknown>>;
   decodePage(rows: readonly unknown[]): BookPage;
 
-  /** Connection pool usage, for metrics. */
+  /** Connection pool usage (of the node in use), for metrics. */
   poolStats(): PoolStats | undefined;
+  /** The hosts DB_URL lists and the one in use; undefined for a file (SQLite). */
+  nodeUse(): NodeUse | undefined;
   /** What a driver error means; see errors.ts. */
   classifyError(error: unknown): StoreErrorKind | undefined;
   close(): Promise<void>;

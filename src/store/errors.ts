@@ -15,9 +15,11 @@ export class StoreUnavailableError extends Error {
 /**
  * What a driver error means:
  * - 'unavailable': the store cannot be reached or is out of resources; answered 503.
- * - 'conflict': a serialization failure or deadlock; the same work may succeed when retried.
- * - 'constraint': the data broke a rule of the schema (unique, not null, foreign key).
- * Only 'unavailable' changes the answer; the others are a 500, like any other error.
+ * - 'conflict': a serialization failure or deadlock (on Galera also a certification failure);
+ *   the work was rolled back and may succeed when run again: the repository retries it, and
+ *   answers 503 when the retries run out.
+ * - 'constraint': the data broke a rule of the schema (unique, not null, foreign key); a 500,
+ *   like any error that is not classified.
  */
 export type StoreErrorKind = 'unavailable' | 'conflict' | 'constraint';
 

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { BookRepository } from './book-repository.js';
 import type { BookStore } from './book-store.js';
 import type { BookStoreDriver, DriverOptions } from './driver.js';
+import { withMigrationLease } from './migration-lease.js';
 import { migrationsFor } from './migrations/index.js';
 import { StoreStartupError } from './startup-error.js';
 import { openDriver, type StoreConfig } from './store-url.js';
@@ -68,7 +69,12 @@ async function waitUntilReachable(driver: BookStoreDriver, connectTimeoutMs: num
 }
 
 async function migrate(driver: BookStoreDriver, options: DriverOptions) {
-  // Kysely's migrator serialises concurrent instances with an advisory lock (PostgreSQL, MySQL).
+  // Kysely's migrator locks too, but per server (GET_LOCK on MySQL): not across a Galera cluster.
+  const lease = { logger: options.logger, description: options.description, classifyError: driver.classifyError };
+  await withMigrationLease(driver.db, lease, () => runMigrations(driver, options));
+}
+
+async function runMigrations(driver: BookStoreDriver, options: DriverOptions) {
   const migrator = new Migrator({
     db: driver.db,
     provider: migrationsFor(driver.booksTable),

@@ -3,11 +3,18 @@
 // kind is opened, so SQLite never loads pg or mysql2.
 import { resolve } from 'node:path';
 import type { BookStoreDriver, DatabaseModule, DriverOptions } from './driver.js';
+import { splitHosts, type DatabaseNode } from './nodes.js';
+
+/**
+ * What a PostgreSQL node must be to be used (libpq's target_session_attrs): `any` node that
+ * answers, or one that accepts writes (`read-write`: not read-only; `primary`: not in recovery).
+ */
+export type SessionAttrs = 'any' | 'read-write' | 'primary';
 
 export type StoreConfig =
   | { kind: 'sqlite'; file: string } // file is an absolute path or ':memory:'
-  | { kind: 'postgres'; url: string }
-  | { kind: 'mysql'; url: string };
+  | { kind: 'postgres'; nodes: DatabaseNode[]; sessionAttrs: SessionAttrs }
+  | { kind: 'mysql'; nodes: DatabaseNode[] };
 
 type StoreKind = StoreConfig['kind'];
 type StoreTarget<K extends StoreKind> = Extract<StoreConfig, { kind: K }>;
@@ -41,17 +48,36 @@ export function parseStoreUrl(dbUrl: string, cwd: string, Invalid: new (message:
       return { kind: 'sqlite', file: resolve(cwd, path) };
     }
     case 'postgres':
-    case 'postgresql':
-      return { kind: 'postgres', url: dbUrl };
+    case 'postgresql': {
+      // pg knows neither several hosts nor target_session_attrs: the postgres module does both.
+      const { url, sessionAttrs } = takeSessionAttrs(dbUrl, Invalid);
+      return { kind: 'postgres', nodes: splitHosts(url, 5432, Invalid), sessionAttrs };
+    }
     case 'mysql':
     case 'mariadb':
-      return { kind: 'mysql', url: dbUrl.replace(/^mariadb:/i, 'mysql:') };
+      return { kind: 'mysql', nodes: splitHosts(dbUrl.replace(/^mariadb:/i, 'mysql:'), 3306, Invalid) };
     default:
       throw new Invalid(
         `DB_URL has an unsupported scheme "${scheme ?? dbUrl}": use sqlite:PATH, file:PATH, ` +
           'postgres://…, postgresql://…, mysql://… or mariadb://…',
       );
   }
+}
+
+const SESSION_ATTRS: readonly string[] = ['any', 'read-write', 'primary'] satisfies SessionAttrs[];
+
+/** Removes target_session_attrs from a PostgreSQL URL and returns its value (default `any`). */
+function takeSessionAttrs(dbUrl: string, Invalid: new (message: string) => Error): { url: string; sessionAttrs: SessionAttrs } {
+  let sessionAttrs: SessionAttrs = 'any';
+  const url = dbUrl.replace(/([?&])target_session_attrs=([^&#]*)&?/, (_whole, separator: string, value: string) => {
+    const wanted = decodeURIComponent(value);
+    if (!SESSION_ATTRS.includes(wanted)) {
+      throw new Invalid(`DB_URL target_session_attrs "${wanted}" is not supported: use read-write, primary or any`);
+    }
+    sessionAttrs = wanted as SessionAttrs;
+    return separator;
+  });
+  return { url: url.replace(/[?&]$/, ''), sessionAttrs };
 }
 
 /** The store URL with its password replaced, for logs and error messages. */

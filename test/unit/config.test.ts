@@ -39,12 +39,63 @@ describe('configuration', () => {
     ['sqlite:///var/lib/books.db', { kind: 'sqlite', file: '/var/lib/books.db' }],
     ['sqlite::memory:', { kind: 'sqlite', file: ':memory:' }],
     ['file:books.db', { kind: 'sqlite', file: join(cwd, 'books.db') }],
-    ['postgres://u:p@h:5432/db', { kind: 'postgres', url: 'postgres://u:p@h:5432/db' }],
-    ['postgresql://h/db', { kind: 'postgres', url: 'postgresql://h/db' }],
-    ['mysql://root@h/db', { kind: 'mysql', url: 'mysql://root@h/db' }],
-    ['mariadb://root@h/db', { kind: 'mysql', url: 'mysql://root@h/db' }],
+    [
+      'postgres://u:p@h:5432/db',
+      { kind: 'postgres', sessionAttrs: 'any', nodes: [{ name: 'h:5432', url: 'postgres://u:p@h:5432/db' }] },
+    ],
+    ['postgresql://h/db', { kind: 'postgres', sessionAttrs: 'any', nodes: [{ name: 'h:5432', url: 'postgresql://h/db' }] }],
+    [
+      'postgres:///db?host=/run/postgresql',
+      { kind: 'postgres', sessionAttrs: 'any', nodes: [{ name: 'localhost:5432', url: 'postgres:///db?host=/run/postgresql' }] },
+    ],
+    ['mysql://root@h/db', { kind: 'mysql', nodes: [{ name: 'h:3306', url: 'mysql://root@h/db' }] }],
+    ['mariadb://root@h/db', { kind: 'mysql', nodes: [{ name: 'h:3306', url: 'mysql://root@h/db' }] }],
+    // Several hosts: one URL per host, the rest shared.
+    [
+      'mysql://u:p%40w@h1:3311,h2:3312,[::1]/books?ssl=0',
+      {
+        kind: 'mysql',
+        nodes: [
+          { name: 'h1:3311', url: 'mysql://u:p%40w@h1:3311/books?ssl=0' },
+          { name: 'h2:3312', url: 'mysql://u:p%40w@h2:3312/books?ssl=0' },
+          { name: '[::1]:3306', url: 'mysql://u:p%40w@[::1]/books?ssl=0' },
+        ],
+      },
+    ],
+    // target_session_attrs is the service's to apply (pg does not know it): taken out of the URL.
+    [
+      'postgres://u@h1:5432,h2:5433/books?target_session_attrs=read-write',
+      {
+        kind: 'postgres',
+        sessionAttrs: 'read-write',
+        nodes: [
+          { name: 'h1:5432', url: 'postgres://u@h1:5432/books' },
+          { name: 'h2:5433', url: 'postgres://u@h2:5433/books' },
+        ],
+      },
+    ],
+    [
+      'postgres://h1,h2/books?sslmode=disable&target_session_attrs=primary&application_name=x',
+      {
+        kind: 'postgres',
+        sessionAttrs: 'primary',
+        nodes: [
+          { name: 'h1:5432', url: 'postgres://h1/books?sslmode=disable&application_name=x' },
+          { name: 'h2:5432', url: 'postgres://h2/books?sslmode=disable&application_name=x' },
+        ],
+      },
+    ],
   ])('DB_URL %s', (url, expected) => {
     expect(parseStoreUrl(url, cwd)).toEqual(expected);
+  });
+
+  it.each([
+    ['mysql://u@h1:3311,,h3/db', /empty host/],
+    ['mysql://u@h1:3311,h2:99999/db', /h2:99999.*invalid port/],
+    ['postgres://u@h1:5432,h2:x/db', /h2:x.*invalid port/],
+    ['postgres://u@h1,h2/db?target_session_attrs=standby', /target_session_attrs "standby" is not supported/],
+  ])('DB_URL %s refuses to start with a clear reason', (url, reason) => {
+    expect(() => parseStoreUrl(url, cwd)).toThrow(reason);
   });
 
   it.each(['redis://localhost', 'mongodb://x', 'books.db', 'http://x'])('DB_URL %s: unsupported scheme refuses to start', (url) => {

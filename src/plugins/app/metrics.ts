@@ -1,5 +1,5 @@
 // Prometheus metrics: requests by method, route pattern and status, their duration (an
-// onResponse hook), the store's pool usage and the default process metrics, in a registry of
+// onResponse hook), the store's pool usage, the database node in use and the default process metrics, in a registry of
 // this app's own (`app.metrics`, served by src/routes/metrics.ts). METRICS=false: none of it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -51,6 +51,18 @@ function createMetrics(store: BookStore): Metrics {
       this.set({ state: 'in_use' }, stats.total - stats.idle);
       this.set({ state: 'waiting' }, stats.waiting);
       this.set({ state: 'max' }, stats.max);
+    },
+  });
+
+  new Gauge({
+    name: 'book_store_node_in_use',
+    help: 'Database hosts DB_URL lists: 1 for the one in use, 0 for the others',
+    labelNames: ['node'] as const,
+    registers: [registry],
+    collect() {
+      const use = store.nodeUse();
+      if (!use) return;
+      for (const node of use.nodes) this.set({ node }, node === use.inUse ? 1 : 0);
     },
   });
 

@@ -6,8 +6,9 @@ import { BOOK_COLUMNS, bookJson } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
 import { bind, toBigInt, toStoredBook, type BookDatabase, type BookRow } from '../books-table.js';
 import type { BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
+import type { DatabaseNode } from '../nodes.js';
 import { classifyMysqlError } from './errors.js';
-import { createPool, mysqlPoolStats } from './pool.js';
+import { createNodePools, mysqlPoolStats } from './pool.js';
 
 const BOOKS_TABLE: BooksTableDdl = {
   idColumn: { type: 'bigint', build: (col) => col.primaryKey().autoIncrement() },
@@ -15,9 +16,9 @@ const BOOKS_TABLE: BooksTableDdl = {
   tableOptions: sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`,
 };
 
-export const mysql: DatabaseModule<{ url: string }> = {
-  open({ url }, options): BookStoreDriver {
-    const pool = createPool(url, options);
+export const mysql: DatabaseModule<{ nodes: DatabaseNode[] }> = {
+  open({ nodes }, options): BookStoreDriver {
+    const { pool, selector } = createNodePools(nodes, options);
     const db = new Kysely<BookDatabase>({ dialect: new MysqlDialect({ pool }) });
     const run = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
     // Compiled once; parameters in the order of the values: title, author, year.
@@ -48,7 +49,8 @@ export const mysql: DatabaseModule<{ url: string }> = {
           lastId: last === undefined ? undefined : toBigInt(last.id),
         };
       },
-      poolStats: mysqlPoolStats(pool, options),
+      poolStats: () => mysqlPoolStats(selector.poolInUse, options),
+      nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
       classifyError: classifyMysqlError,
       close: () => db.destroy(),
     };

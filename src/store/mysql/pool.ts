@@ -1,12 +1,25 @@
-// MySQL / MariaDB through mysql2: bounded pool, exact big integers, utf8mb4, and connection
-// errors that never crash the process.
-import { createPool as createMysqlPool, type Pool } from 'mysql2';
+// MySQL / MariaDB through mysql2: bounded pool, exact big integers, utf8mb4, connection
+// errors that never crash the process; one pool per listed host, with the move to another host
+// when the one in use fails; causal reads on a Galera cluster.
+import type { MysqlPool, MysqlPoolConnection } from 'kysely';
+import { createPool as createMysqlPool, type Pool, type PoolConnection } from 'mysql2';
 import type { PoolStats } from '../book-store.js';
 import { DEFAULT_POOL_MAX, type DriverOptions } from '../driver.js';
+import { NodeSelector, type DatabaseNode } from '../nodes.js';
+import { classifyMysqlError } from './errors.js';
 
-export function createPool(url: string, options: DriverOptions): Pool {
+/**
+ * Galera: a read waits until the node has applied every write the cluster committed before it,
+ * so a client reads its own write through any node (without it, reads on another node miss a
+ * write just committed). MySQL has no such variable (1193, ignored); on a MariaDB without a
+ * cluster it changes nothing.
+ */
+const CAUSAL_READS = 'SET SESSION wsrep_sync_wait = 1';
+const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
+
+function createNodePool(node: DatabaseNode, options: DriverOptions): Pool {
   const pool = createMysqlPool({
-    uri: url,
+    uri: node.url,
     connectionLimit: options.poolMax ?? DEFAULT_POOL_MAX,
     connectTimeout: options.queryTimeoutMs,
     supportBigNumbers: true,
@@ -14,21 +27,76 @@ export function createPool(url: string, options: DriverOptions): Pool {
     charset: 'utf8mb4',
     enableKeepAlive: true,
   });
-  // Every connection gets a lasting listener, so a dropped one cannot crash the process.
+  // Emitted before the new connection is handed out: its first command is the session setting.
   pool.on('connection', (connection) => {
-    connection.on('error', (error: unknown) => options.logger.warn({ err: error }, 'MySQL connection failed'));
+    // Every connection gets a lasting listener, so a dropped one cannot crash the process.
+    connection.on('error', (error: unknown) => options.logger.warn({ err: error, node: node.name }, 'MySQL connection failed'));
+    connection.query(CAUSAL_READS, (error: (Error & { errno?: number }) | null) => {
+      if (error && error.errno !== ER_UNKNOWN_SYSTEM_VARIABLE) {
+        options.logger.warn({ err: error, node: node.name }, 'MySQL: cannot set wsrep_sync_wait');
+      }
+    });
   });
   return pool;
 }
 
+/** The pools of the listed hosts behind one Kysely pool: connections come from the node in use. */
+export function createNodePools(nodes: readonly DatabaseNode[], options: DriverOptions) {
+  const selector = new NodeSelector(
+    nodes,
+    nodes.map((node) => createNodePool(node, options)),
+    (from, to) => options.logger.warn({ from: from.name, to: to.name }, 'MySQL: moved to another node'),
+  );
+  const isUnavailable = (error: unknown) => classifyMysqlError(error) === 'unavailable';
+  const wrappers = new WeakMap<PoolConnection, MysqlPoolConnection>();
+
+  const connectTo = (pool: Pool) =>
+    new Promise<PoolConnection>((resolve, reject) => {
+      pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection)));
+    });
+
+  /** The connection as Kysely uses it; a query that finds the node gone moves the next connection elsewhere. */
+  function wrap(connection: PoolConnection, node: number): MysqlPoolConnection {
+    let wrapper = wrappers.get(connection);
+    if (wrapper) return wrapper;
+    wrapper = {
+      query(sql: string, parameters: unknown[], callback?: (error: unknown, result: never) => void) {
+        if (callback === undefined) return connection.query(sql, parameters);
+        connection.query(sql, parameters, (error: unknown, result: unknown) => {
+          if (error && isUnavailable(error)) selector.failed(node);
+          callback(error, result as never);
+        });
+        return undefined;
+      },
+      release: () => connection.release(),
+    } as MysqlPoolConnection;
+    wrappers.set(connection, wrapper);
+    return wrapper;
+  }
+
+  const pool: MysqlPool = {
+    getConnection(callback) {
+      selector.acquire(async (nodePool, node) => wrap(await connectTo(nodePool), node), isUnavailable).then(
+        (connection) => callback(null, connection),
+        (error: unknown) => callback(error, undefined as never),
+      );
+    },
+    end(callback) {
+      Promise.all(
+        selector.pools.map((nodePool) => new Promise<void>((resolve) => nodePool.end(() => resolve()))),
+      ).then(() => callback(null), callback);
+    },
+  };
+  return { pool, selector };
+}
+
 /** mysql2 exposes no counters; its queues are stable internals since 1.x. */
-export function mysqlPoolStats(pool: Pool, options: DriverOptions): () => PoolStats {
+export function mysqlPoolStats(pool: Pool, options: DriverOptions): PoolStats {
   const internals = pool as unknown as Record<'_allConnections' | '_freeConnections' | '_connectionQueue', { length: number }>;
-  const max = options.poolMax ?? DEFAULT_POOL_MAX;
-  return () => ({
+  return {
     total: internals._allConnections.length,
     idle: internals._freeConnections.length,
     waiting: internals._connectionQueue.length,
-    max,
-  });
+    max: options.poolMax ?? DEFAULT_POOL_MAX,
+  };
 }

@@ -4,9 +4,10 @@ import { errorClassifier, hasMessageHint, isNetworkFailure, type StoreErrorKind 
 
 /**
  * 08xxx connection exception, 53xxx insufficient resources, 57P01-57P05 shutdown / cannot
- * connect now / idle session timeout, 57014 query canceled (statement timeout).
+ * connect now / idle session timeout, 57014 query canceled (statement timeout), 25006
+ * read-only transaction (a standby, or a primary that was demoted: not the node to write to).
  */
-const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-5]$|57014$)/;
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-5]$|57014$|25006$)/;
 
 /** serialization_failure, deadlock_detected: the transaction may succeed when retried. */
 const CONFLICT_SQLSTATES = new Set(['40001', '40P01']);

@@ -5,9 +5,11 @@ import { BOOK_COLUMNS } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
 import { bind, type BookDatabase } from '../books-table.js';
 import { DEFAULT_POOL_MAX, type BooksTableDdl, type BookStoreDriver, type DatabaseModule } from '../driver.js';
+import type { DatabaseNode } from '../nodes.js';
 import { returningWrites } from '../returning.js';
+import type { SessionAttrs } from '../store-url.js';
 import { classifyPostgresError } from './errors.js';
-import { createPostgresPool, withPreparedStatements } from './pool.js';
+import { createNodePools } from './pool.js';
 
 const BOOKS_TABLE: BooksTableDdl = {
   idColumn: { type: 'bigint', build: (col) => col.primaryKey().generatedByDefaultAsIdentity() },
@@ -21,10 +23,10 @@ interface AggregatedPage {
   lastId: bigint | null;
 }
 
-export const postgres: DatabaseModule<{ url: string }> = {
-  open({ url }, options): BookStoreDriver {
-    const pool = createPostgresPool(url, options);
-    const db = new Kysely<BookDatabase>({ dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }) });
+export const postgres: DatabaseModule<{ nodes: DatabaseNode[]; sessionAttrs: SessionAttrs }> = {
+  open({ nodes, sessionAttrs }, options): BookStoreDriver {
+    const { pool, selector } = createNodePools(nodes, sessionAttrs, options);
+    const db = new Kysely<BookDatabase>({ dialect: new PostgresDialect({ pool }) });
     // Each query on a pooled connection of its own: writes commit in parallel.
     const run = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
     // row_to_json writes each book in BOOK_COLUMNS order (the subquery's), the id exact, and
@@ -50,7 +52,11 @@ export const postgres: DatabaseModule<{ url: string }> = {
         const { json, count, lastId } = rows[0] as AggregatedPage;
         return { json, count: Number(count), lastId: lastId ?? undefined };
       },
-      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
+      poolStats() {
+        const inUse = selector.poolInUse;
+        return { total: inUse.totalCount, idle: inUse.idleCount, waiting: inUse.waitingCount, max };
+      },
+      nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
       classifyError: classifyPostgresError,
       close: () => db.destroy(),
     };

@@ -1,12 +1,16 @@
 // PostgreSQL through pg: bounded pool and query time, int8 as bigint, connection errors that
-// never crash the process, and named prepared statements.
+// never crash the process, named prepared statements, and one pool per listed host with the
+// move to another host when the one in use fails (pg itself connects to one host only).
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_POOL_MAX, type DriverOptions } from '../driver.js';
+import { NodeSelector, type DatabaseNode } from '../nodes.js';
+import type { SessionAttrs } from '../store-url.js';
+import { classifyPostgresError } from './errors.js';
 
 const MAX_PREPARED_STATEMENTS = 64;
 
-export function createPostgresPool(url: string, options: DriverOptions): pg.Pool {
+function createPostgresPool(url: string, options: DriverOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolMax ?? DEFAULT_POOL_MAX,
@@ -30,12 +34,73 @@ export function createPostgresPool(url: string, options: DriverOptions): pg.Pool
   return pool;
 }
 
+/** A node that answers but must not be used (a standby when writes are wanted): 'unavailable'. */
+export class UnusableNodeError extends Error {
+  override name = 'UnusableNodeError';
+  /** SQLSTATE 25006 read_only_sql_transaction: classified 'unavailable' like a lost node. */
+  readonly code = '25006';
+}
+
+/** Checks a new connection against target_session_attrs; once per connection. */
+const SESSION_CHECKS: Record<Exclude<SessionAttrs, 'any'>, { sql: string; why: string }> = {
+  'read-write': { sql: "select current_setting('transaction_read_only') = 'on' as refused", why: 'is read-only' },
+  primary: { sql: 'select pg_is_in_recovery() as refused', why: 'is a standby (in recovery)' },
+};
+
+/** The pools of the listed hosts behind one Kysely pool: connections come from the node in use. */
+export function createNodePools(nodes: readonly DatabaseNode[], sessionAttrs: SessionAttrs, options: DriverOptions) {
+  const selector = new NodeSelector(
+    nodes,
+    nodes.map((node) => createPostgresPool(node.url, options)),
+    (from, to) => options.logger.warn({ from: from.name, to: to.name }, 'PostgreSQL: moved to another node'),
+  );
+  const isUnavailable = (error: unknown) => classifyPostgresError(error) === 'unavailable';
+  const check = sessionAttrs === 'any' ? undefined : SESSION_CHECKS[sessionAttrs];
+  /** The node of each connection, once it passed the session check. */
+  const nodeOf = new WeakMap<pg.PoolClient, number>();
+
+  async function connectTo(pool: pg.Pool, node: number): Promise<pg.PoolClient> {
+    const client = await pool.connect();
+    if (nodeOf.has(client)) return client;
+    if (check !== undefined) {
+      try {
+        const { rows } = await client.query<{ refused: boolean }>(check.sql);
+        if (rows[0]?.refused) throw new UnusableNodeError(`PostgreSQL node ${nodes[node]!.name} ${check.why}`);
+      } catch (error) {
+        // Closed, not kept: the node may be promoted, and its next connection checked again.
+        client.release(true);
+        throw error;
+      }
+    }
+    nodeOf.set(client, node);
+    return client;
+  }
+
+  const pool = withPreparedStatements({
+    connect: () => selector.acquire(connectTo, isUnavailable),
+    // A query that finds its node gone (or read-only) moves the next connection elsewhere.
+    queryFailed(client, error) {
+      if (isUnavailable(error)) selector.failed(nodeOf.get(client) ?? 0);
+    },
+    end: async () => {
+      await Promise.all(selector.pools.map((nodePool) => nodePool.end()));
+    },
+  });
+  return { pool, selector };
+}
+
+interface Connections {
+  connect(): Promise<pg.PoolClient>;
+  queryFailed(client: pg.PoolClient, error: unknown): void;
+  end(): Promise<void>;
+}
+
 /**
  * Kysely sends every query unnamed, so PostgreSQL parses and plans it each time. Name the
  * parameterized ones (a small, fixed set of SQL texts) so each connection prepares them once.
  * Behind a transaction-mode pooler (PgBouncer < 1.21) named statements do not work.
  */
-export function withPreparedStatements(pool: pg.Pool): PostgresPool {
+function withPreparedStatements(connections: Connections): PostgresPool {
   const names = new Map<string, string>();
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const nameFor = (text: string): string | undefined => {
@@ -48,16 +113,22 @@ export function withPreparedStatements(pool: pg.Pool): PostgresPool {
   };
   return {
     async connect() {
-      const client = await pool.connect();
+      const client = await connections.connect();
       let wrapper = wrappers.get(client);
       if (!wrapper) {
+        const failed = (error: unknown) => {
+          connections.queryFailed(client, error);
+          throw error;
+        };
         wrapper = {
           query(textOrCursor: unknown, parameters?: readonly unknown[]) {
             if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
             const name = parameters && parameters.length > 0 ? nameFor(textOrCursor) : undefined;
-            return name === undefined
-              ? client.query(textOrCursor, parameters as unknown[])
-              : client.query({ name, text: textOrCursor, values: parameters as unknown[] });
+            const result =
+              name === undefined
+                ? client.query(textOrCursor, parameters as unknown[])
+                : client.query({ name, text: textOrCursor, values: parameters as unknown[] });
+            return result.catch(failed);
           },
           release: () => client.release(),
         } as unknown as PostgresPoolClient;
@@ -65,6 +136,6 @@ export function withPreparedStatements(pool: pg.Pool): PostgresPool {
       }
       return wrapper;
     },
-    end: () => pool.end(),
+    end: () => connections.end(),
   };
 }

@@ -50,6 +50,7 @@ export const sqlite: DatabaseModule<{ file: string }> = {
       // One connection; queries on it run synchronously, so between two event-loop turns it is
       // idle and only writes queued for the next group commit are waiting.
       poolStats: () => ({ total: 1, idle: 1, waiting: groupCommit.waiting, max: 1 }),
+      nodeUse: () => undefined,
       classifyError: classifySqliteError,
       close: () => db.destroy(),
     };

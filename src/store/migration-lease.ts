@@ -1,0 +1,93 @@
+// One migrator at a time across every instance, whatever node each one talks to. Kysely's
+// migrator locks with GET_LOCK on MySQL, which holds on one server only: on a Galera cluster
+// instances migrating through different nodes at once would all run the DDL. The lease is a
+// row instead: a write every node agrees on (a second insert of the same key fails with a
+// duplicate key, or with a certification conflict when both happen at once).
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Kysely, SchemaModule } from 'kysely';
+import type { Logger } from 'pino';
+import type { BookDatabase } from './books-table.js';
+import type { StoreErrorKind } from './errors.js';
+import { StoreStartupError } from './startup-error.js';
+
+const LEASE_TABLE = 'book_service_migration_lease';
+const LEASE_ROW = 1;
+/** A holder that died keeps others waiting this long at most; migrations take far less. */
+const LEASE_MS = 60_000;
+const POLL_MS = 200;
+
+// A type alias (not an interface): withTables wants an index-signature-compatible record.
+type LeaseDatabase = {
+  [LEASE_TABLE]: { id: number; holder: string; expires_at: number };
+};
+
+export interface LeaseOptions {
+  logger: Logger;
+  description: string;
+  classifyError: (error: unknown) => StoreErrorKind | undefined;
+}
+
+/** Runs `work` while holding the migration lease; waits for another holder to finish first. */
+export async function withMigrationLease<T>(booksDb: Kysely<BookDatabase>, options: LeaseOptions, work: () => Promise<T>): Promise<T> {
+  const db = booksDb.withTables<LeaseDatabase>();
+  const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  await createLeaseTable(db.schema, options);
+  const deadline = Date.now() + LEASE_MS + 10_000;
+  let waiting = false;
+  for (;;) {
+    const now = Date.now();
+    try {
+      // A lease whose holder died (it never deleted it) ends on its own.
+      await db.deleteFrom(LEASE_TABLE).where('id', '=', LEASE_ROW).where('expires_at', '<', now).execute();
+      await db.insertInto(LEASE_TABLE).values({ id: LEASE_ROW, holder, expires_at: now + LEASE_MS }).execute();
+      break;
+    } catch (error) {
+      const kind = options.classifyError(error);
+      if (kind !== 'constraint' && kind !== 'conflict') throw error;
+    }
+    if (now >= deadline) {
+      throw new StoreStartupError(
+        `cannot migrate the store at ${options.description} (DB_URL): another instance held the migration lease ` +
+          `for more than ${LEASE_MS / 1000} s (delete the row of ${LEASE_TABLE} if no migration runs)`,
+      );
+    }
+    if (!waiting) options.logger.info('another instance is migrating the store; waiting for it');
+    waiting = true;
+    await sleep(POLL_MS + Math.random() * POLL_MS);
+  }
+  try {
+    return await work();
+  } finally {
+    await db
+      .deleteFrom(LEASE_TABLE)
+      .where('id', '=', LEASE_ROW)
+      .where('holder', '=', holder)
+      .execute()
+      .catch((error: unknown) => options.logger.warn({ err: error }, 'could not release the migration lease; it ends by itself'));
+  }
+}
+
+/**
+ * CREATE TABLE IF NOT EXISTS, which instances starting together may all send: PostgreSQL can
+ * then fail one with a duplicate key in its catalog, Galera with a conflict; both are retried.
+ */
+async function createLeaseTable(schema: SchemaModule, options: LeaseOptions): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await schema
+        .createTable(LEASE_TABLE)
+        .ifNotExists()
+        .addColumn('id', 'integer', (col) => col.primaryKey())
+        .addColumn('holder', 'varchar(100)', (col) => col.notNull())
+        .addColumn('expires_at', 'bigint', (col) => col.notNull())
+        .execute();
+      return;
+    } catch (error) {
+      const kind = options.classifyError(error);
+      if (attempt >= 5 || (kind !== 'conflict' && kind !== 'constraint')) throw error;
+      await sleep(POLL_MS * Math.random());
+    }
+  }
+}
