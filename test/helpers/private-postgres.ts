@@ -17,7 +17,7 @@ const run = promisify(execFile);
 
 export const PG_BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const RUNUSER = '/usr/sbin/runuser';
-const IS_ROOT = process.getuid?.() === 0;
+export const IS_ROOT = process.getuid?.() === 0;
 
 /** Undefined when a private cluster can be made here, else why not. */
 export function privatePostgresUnavailable(): string | undefined {
@@ -74,7 +74,8 @@ export interface PrivatePostgres {
   destroy(): Promise<void>;
 }
 
-async function asPostgres(command: string, args: string[], timeoutMs = 60_000) {
+/** Runs a PostgreSQL tool, as the `postgres` user when the tests run as root. */
+export async function asPostgres(command: string, args: string[], timeoutMs = 60_000) {
   const [file, argv] = IS_ROOT ? [RUNUSER, ['-u', 'postgres', '--', command, ...args]] : [command, args];
   try {
     return await run(file, argv, { timeout: timeoutMs, env: { PATH: process.env.PATH ?? '', LC_ALL: 'C' } });
@@ -161,7 +162,7 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
 }
 
 /** Pids of the direct children of `parent` (the postmaster's backends and helpers), from /proc. */
-function childrenOf(parent: number): number[] {
+export function childrenOf(parent: number): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -176,7 +177,7 @@ function childrenOf(parent: number): number[] {
 }
 
 /** uid and gid of the `postgres` user, from /etc/passwd. */
-function userIds(): { uid: number; gid: number } {
+export function userIds(): { uid: number; gid: number } {
   const fields = readFileSync('/etc/passwd', 'utf8')
     .split('\n')
     .find((entry) => entry.startsWith('postgres:'))
