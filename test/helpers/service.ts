@@ -24,14 +24,23 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-export async function startService(kind: StoreKind, env: Record<string, string> = {}): Promise<RunningService> {
+export interface StartOptions {
+  /** The DB_URL to use, from the fresh test store's own (e.g. a multi-host URL around it). */
+  dbUrl?: (testStoreUrl: string) => string;
+}
+
+export async function startService(
+  kind: StoreKind,
+  env: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<RunningService> {
   const testStore = await createTestStore(kind);
   const config = loadConfig(
     {
       SECRET_TOKEN: TEST_SECRET,
       AUTH_USERNAME: TEST_USERNAME,
       AUTH_PASSWORD: TEST_PASSWORD,
-      DB_URL: testStore.url,
+      DB_URL: options.dbUrl ? options.dbUrl(testStore.url) : testStore.url,
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: '0',

@@ -144,9 +144,14 @@ const reachability = new Map<StoreKind, string | undefined>(
 );
 
 /**
- * Runs `suite` once per store kind, inside `describe('<kind>')`. An unreachable store
+ * Runs `suite` once per store kind (of `only`, if given), inside `describe('<kind>')`. An unreachable store
  * skips its copy with a message, or fails it under CI.
  */
-export function forEachStore(suite: (kind: StoreKind) => void) {
-  for (const kind of STORE_KINDS) describeWhenAvailable(kind, reachability.get(kind), () => suite(kind));
+export function forEachStore(suite: (kind: StoreKind) => void, only: readonly StoreKind[] = STORE_KINDS) {
+  for (const kind of STORE_KINDS) {
+    if (only.includes(kind)) describeWhenAvailable(kind, reachability.get(kind), () => suite(kind));
+  }
 }
+
+/** The stores that are servers, not files: PostgreSQL and MySQL. */
+export const SERVER_STORES: readonly StoreKind[] = ['postgres', 'mysql'];

@@ -1,0 +1,151 @@
+// DB_URL listing several hosts: the service works on the first usable one and, when that one
+// dies, moves on to the next without a restart. Here the "first host" is a TCP proxy in front
+// of the same database server, which the test cuts (connections reset, port closed) and
+// restores; the real clusters (Galera, a promoted PostgreSQL standby) have their own suites.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL, SERVER_STORES, forEachStore } from '../helpers/stores.js';
+import { ApiClient, startService, type RunningService } from '../helpers/service.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { sleep } from '../helpers/child-service.js';
+import { freePort } from '../helpers/process.js';
+
+/** The test store's URL with `hosts` in place of its own host. */
+function withHosts(url: string, hosts: (ownHost: string) => string[]): string {
+  const ownHost = new URL(url).host;
+  return url.replace(`@${ownHost}/`, `@${hosts(ownHost).join(',')}/`);
+}
+
+/** The value of book_store_node_in_use for each node, from /metrics. */
+async function nodesInUse(client: ApiClient): Promise<Record<string, number>> {
+  const text = (await fetch(`${client.baseUrl}/metrics`).then((response) => response.text())) as string;
+  const nodes: Record<string, number> = {};
+  for (const match of text.matchAll(/^book_store_node_in_use\{node="([^"]+)"\} (\d+)$/gm)) nodes[match[1]!] = Number(match[2]);
+  return nodes;
+}
+
+/** Creates books until one is acknowledged; every status seen on the way. */
+async function createUntilAcknowledged(client: ApiClient, token: string, title: string, timeoutMs = 10_000) {
+  const statuses: number[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const response = await client.request('POST', '/book', { token, body: { title, author: 'Failover', year: 2001 } });
+    statuses.push(response.status);
+    if (response.status === 201) return { statuses, book: response.body.data as { id: number } };
+    await sleep(100);
+  }
+  throw new Error(`no create acknowledged within ${timeoutMs} ms: ${statuses.join(',')}`);
+}
+
+forEachStore((kind) => {
+  describe('two hosts; the first one dies while in use, then comes back', () => {
+    let proxy: TcpProxy;
+    let service: RunningService;
+    let client: ApiClient;
+    let token: string;
+    let proxyNode: string;
+    let directNode: string;
+
+    beforeAll(async () => {
+      const server = new URL(kind === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL);
+      proxy = await startTcpProxy(Number(server.port), server.hostname);
+      proxyNode = `127.0.0.1:${proxy.port}`;
+      service = await startService(kind, {}, {
+        dbUrl: (url) =>
+          withHosts(url, (ownHost) => {
+            directNode = ownHost;
+            return [proxyNode, ownHost];
+          }),
+      });
+      client = new ApiClient(service.baseUrl);
+      token = await client.token();
+    }, 60_000);
+
+    afterAll(async () => {
+      await service?.stop();
+      await proxy?.close();
+    });
+
+    it('works on the first host while it answers', async () => {
+      const book = await client.createBook(token, { title: 'Before', author: 'First Host', year: 1999 });
+      expect((await client.request('GET', `/book/${book.id}`, { token })).status).toBe(200);
+      expect(await nodesInUse(client)).toEqual({ [proxyNode]: 1, [directNode]: 0 });
+    });
+
+    it('when it dies: 503 at most while switching, never 500; then every write lands on the second host', async () => {
+      await proxy.cut();
+      const { statuses, book } = await createUntilAcknowledged(client, token, 'During');
+      expect(statuses.filter((status) => status !== 201 && status !== 503)).toEqual([]);
+      expect(await nodesInUse(client)).toEqual({ [proxyNode]: 0, [directNode]: 1 });
+      // Everything acknowledged is there, before and after the switch.
+      const list = await client.request('GET', '/books', { token });
+      const titles = (list.body.data as Array<{ title: string }>).map((b) => b.title);
+      expect(titles).toEqual(expect.arrayContaining(['Before', 'During']));
+      for (let i = 0; i < 20; i += 1) {
+        expect((await client.request('GET', `/book/${book.id}`, { token })).status).toBe(200);
+      }
+      expect((await client.request('GET', '/readyz')).status).toBe(200);
+    });
+
+    it('stays on the second host when the first one comes back (no flapping)', async () => {
+      await proxy.restore();
+      await client.createBook(token, { title: 'After', author: 'Second Host', year: 2002 });
+      expect(await nodesInUse(client)).toEqual({ [proxyNode]: 0, [directNode]: 1 });
+    });
+  });
+
+  describe('one host, which dies and comes back', () => {
+    let proxy: TcpProxy;
+    let service: RunningService;
+    let client: ApiClient;
+    let token: string;
+
+    beforeAll(async () => {
+      const server = new URL(kind === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL);
+      proxy = await startTcpProxy(Number(server.port), server.hostname);
+      service = await startService(kind, {}, { dbUrl: (url) => withHosts(url, () => [`127.0.0.1:${proxy.port}`]) });
+      client = new ApiClient(service.baseUrl);
+      token = await client.token();
+    }, 60_000);
+
+    afterAll(async () => {
+      await service?.stop();
+      await proxy?.close();
+    });
+
+    it('answers 503 (readiness and books) while it is gone, and recovers by itself when it returns', async () => {
+      const book = await client.createBook(token, { title: 'Kept', author: 'One Host', year: 1990 });
+      await proxy.cut();
+      expect((await client.request('GET', '/readyz')).status).toBe(503);
+      for (const [method, path] of [
+        ['GET', `/book/${book.id}`],
+        ['GET', '/books'],
+        ['POST', '/book'],
+      ] as const) {
+        const response = await client.request(method, path, { token, body: method === 'POST' ? { title: 't', author: 'a', year: 1 } : undefined });
+        expect(response.status, `${method} ${path}`).toBe(503);
+      }
+      await proxy.restore();
+      expect((await client.request('GET', '/readyz')).status).toBe(200);
+      expect((await client.request('GET', `/book/${book.id}`, { token })).body.data).toMatchObject({ title: 'Kept' });
+    });
+  });
+
+  describe('the first host listed is down at startup', () => {
+    let service: RunningService;
+
+    afterAll(async () => {
+      await service?.stop();
+    });
+
+    it('the service starts on the next one and serves', async () => {
+      const closedPort = await freePort();
+      service = await startService(kind, {}, { dbUrl: (url) => withHosts(url, (ownHost) => [`127.0.0.1:${closedPort}`, ownHost]) });
+      const client = new ApiClient(service.baseUrl);
+      const token = await client.token();
+      await client.createBook(token, { title: 'Started', author: 'Second Host', year: 2020 });
+      const nodes = await nodesInUse(client);
+      expect(nodes[`127.0.0.1:${closedPort}`]).toBe(0);
+      expect(Object.values(nodes).sort()).toEqual([0, 1]);
+    });
+  });
+}, SERVER_STORES);
