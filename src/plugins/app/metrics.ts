@@ -1,6 +1,7 @@
 // Prometheus metrics: requests by method, route pattern and status, their duration (an
-// onResponse hook), the store's pool usage, the database node in use and the default process metrics, in a registry of
-// this app's own (`app.metrics`, served by src/routes/metrics.ts). METRICS=false: none of it.
+// onResponse hook), the store's pool usage, the database node in use and the default process
+// metrics, in a registry of this app's own (`app.metrics`, served by src/routes/metrics.ts).
+// METRICS=false: none of it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
