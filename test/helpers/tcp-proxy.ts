@@ -10,6 +10,11 @@ export interface TcpProxy {
   cut(): Promise<void>;
   /** Listens again on the same port. */
   restore(): Promise<void>;
+  /**
+   * Stops passing bytes, both ways, on open and new connections, which stay open: a host that
+   * hangs (frozen, or a network that drops packets).
+   */
+  freeze(): void;
   close(): Promise<void>;
 }
 
@@ -17,6 +22,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   const port = await freePort();
   const sockets = new Set<Socket>();
   let server: Server | undefined;
+  let frozen = false;
 
   const listen = () =>
     new Promise<void>((resolve, reject) => {
@@ -30,6 +36,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
             upstream.destroy();
           });
         }
+        if (frozen) return; // accepted, and never answered
         client.pipe(upstream).pipe(client);
       });
       listening.once('error', reject);
@@ -47,6 +54,14 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     if (closing) await new Promise<void>((resolve) => closing.close(() => resolve()));
   };
 
+  const freeze = () => {
+    frozen = true;
+    for (const socket of sockets) {
+      socket.unpipe();
+      socket.pause();
+    }
+  };
+
   await listen();
-  return { port, cut, restore: listen, close: cut };
+  return { port, cut, restore: listen, freeze, close: cut };
 }

@@ -93,6 +93,42 @@ forEachStore((kind) => {
     });
   });
 
+  describe('two hosts; the first one hangs while in use', () => {
+    let proxy: TcpProxy;
+    let service: RunningService;
+    let client: ApiClient;
+    let token: string;
+
+    beforeAll(async () => {
+      const server = new URL(kind === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL);
+      proxy = await startTcpProxy(Number(server.port), server.hostname);
+      service = await startService(
+        kind,
+        { DB_QUERY_TIMEOUT: '1' },
+        { dbUrl: (url) => withHosts(url, (ownHost) => [`127.0.0.1:${proxy.port}`, ownHost]) },
+      );
+      client = new ApiClient(service.baseUrl);
+      token = await client.token();
+      await client.createBook(token, { title: 'Before the hang', author: 'First Host', year: 1999 });
+    }, 60_000);
+
+    afterAll(async () => {
+      await service?.stop();
+      await proxy?.close();
+    });
+
+    it('a query on it ends with 503 within DB_QUERY_TIMEOUT, and the next requests are served by the second host', async () => {
+      proxy.freeze();
+      const started = Date.now();
+      const { statuses } = await createUntilAcknowledged(client, token, 'After the hang');
+      expect(statuses.filter((status) => status !== 201 && status !== 503)).toEqual([]);
+      // At most one query timeout per pooled connection, not a hang.
+      expect(Date.now() - started).toBeLessThan(8_000);
+      const nodes = await nodesInUse(client);
+      expect(nodes[`127.0.0.1:${proxy.port}`]).toBe(0);
+    });
+  });
+
   describe('one host, which dies and comes back', () => {
     let proxy: TcpProxy;
     let service: RunningService;

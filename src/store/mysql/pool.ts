@@ -55,14 +55,19 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
       pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection)));
     });
 
-  /** The connection as Kysely uses it; a query that finds the node gone moves the next connection elsewhere. */
+  /**
+   * The connection as Kysely uses it, each query bounded by DB_QUERY_TIMEOUT; a query that finds
+   * the node gone moves the next connection elsewhere.
+   */
   function wrap(connection: PoolConnection, node: number): MysqlPoolConnection {
     let wrapper = wrappers.get(connection);
     if (wrapper) return wrapper;
     wrapper = {
       query(sql: string, parameters: unknown[], callback?: (error: unknown, result: never) => void) {
         if (callback === undefined) return connection.query(sql, parameters);
-        connection.query(sql, parameters, (error: unknown, result: unknown) => {
+        // mysql2 has no pool-wide query timeout: without one a node that stops answering (hung,
+        // partitioned) would hold the request forever. On timeout the connection is destroyed.
+        connection.query({ sql, values: parameters, timeout: options.queryTimeoutMs }, (error: unknown, result: unknown) => {
           if (error && isUnavailable(error)) selector.failed(node);
           callback(error, result as never);
         });
@@ -82,12 +87,31 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
       );
     },
     end(callback) {
-      Promise.all(
-        selector.pools.map((nodePool) => new Promise<void>((resolve) => nodePool.end(() => resolve()))),
-      ).then(() => callback(null), callback);
+      Promise.all(selector.pools.map((nodePool) => endNodePool(nodePool, options.queryTimeoutMs))).then(
+        () => callback(null),
+        callback,
+      );
     },
   };
   return { pool, selector };
+}
+
+/**
+ * Closes a node's pool. mysql2 says goodbye on every connection and waits for each to close,
+ * forever if the node hangs: past `graceMs` the rest are destroyed, so shutdown never hangs.
+ */
+function endNodePool(pool: Pool, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      const { _allConnections: open } = pool as unknown as { _allConnections: { toArray(): PoolConnection[] } };
+      for (const connection of open.toArray()) connection.destroy();
+      resolve();
+    }, graceMs);
+    pool.end(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /** mysql2 exposes no counters; its queues are stable internals since 1.x. */
