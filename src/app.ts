@@ -30,6 +30,7 @@ import healthRoutes from './routes/health.js';
 import metricsRoute from './routes/metrics.js';
 import openapiRoute from './routes/openapi.js';
 import tokenRoute from './routes/token.js';
+import webUi from './routes/web-ui.js';
 import type { BookStore } from './store/book-store.js';
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -104,6 +105,8 @@ export async function buildApp({ config, store, logger, loginLimiter }: AppDepen
   app.register(bookRoutes);
 
   app.register(methodNotAllowed);
+  // The web page after the 405 answers: other methods on its paths stay 404 (routes/web-ui.ts).
+  if (config.http.webUi) app.register(webUi);
   await app.after();
   return app;
 }

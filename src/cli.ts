@@ -31,6 +31,7 @@ Configuration comes from the environment and from .env in the working directory
   REQUEST_TIMEOUT     30         seconds a client has to send a whole request
   CORS_ORIGINS        off        comma-separated browser origins, or *
   METRICS             true       serve /metrics
+  WEB_UI              true       serve the web page at / (false: / is 404 as any unknown path)
   WORKERS             1          processes sharing the port
 See README.md and .env.example.
 `;

@@ -18,6 +18,8 @@ export interface HttpSettings {
   corsOrigins: string[] | '*' | undefined;
   /** Serve GET /metrics. */
   metrics: boolean;
+  /** Serve the web page at GET / (and its files under /ui/). */
+  webUi: boolean;
 }
 
 /** Tokens, the built-in account and the failed-login limit. */
@@ -109,6 +111,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
       trustProxy: parseTrustProxy(env.TRUST_PROXY),
       corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
       metrics: boolean(env, 'METRICS', true),
+      webUi: boolean(env, 'WEB_UI', true),
     },
     auth: {
       secret,

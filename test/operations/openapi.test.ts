@@ -268,7 +268,7 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('describes every route the app serves, except the 405 answers, HEAD, /docs and /openapi.json', async () => {
+  it('describes every route the app serves, except the 405 answers, HEAD, /docs, /openapi.json and the web page', async () => {
     const document = await fetchDocument();
     const documented = documentedOperations(document);
     const routes = routerRoutes(service.current.app.printRoutes({ commonPrefix: false }));
@@ -276,6 +276,7 @@ describe('GET /openapi.json', () => {
     const served: string[] = [];
     for (const { method, path } of routes) {
       if (method === 'HEAD' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/')) continue;
+      if (path === '/' || path.startsWith('/ui/')) continue; // the web page (src/routes/web-ui.ts), not the API
       // A method that answers 405 "Method not allowed" is the app's wrong-method answer, not an operation.
       const response = await fetch(service.current.baseUrl + path.replace(/:(\w+)/g, '1'), { method });
       const text = await response.text();

@@ -1,0 +1,109 @@
+// The web page (README "Web page"): GET / and its files under /ui/, served by the service
+// itself, with a Content-Security-Policy of its own that allows the service's own files and
+// nothing else. WEB_UI=false: none of it is registered.
+//
+// The API is the same whether the page is on or off. The page is an answer to browsers only:
+// GET / from a client that does not ask for HTML (`Accept` without text/html: API clients,
+// curl, fetch) is answered exactly like any unknown path, 404 "Route not found". Registered
+// after the 405 answers (src/app.ts), so other methods on / and /ui/… stay 404 as well, and
+// hidden from the OpenAPI document.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { FAVICON_SVG, INDEX_HTML, STYLESHEET } from '../web/page.js';
+
+export const WEB_UI_PREFIX = '/ui/';
+
+/**
+ * The page's own policy, replacing the API's `default-src 'none'` on the page's answers: its
+ * script, style sheet and icon from this origin, calls to this origin only, no inline script or
+ * style, no eval, no plugins, no framing, no form posted anywhere, and Trusted Types so no
+ * string can ever be parsed as HTML by the page's code.
+ */
+export const WEB_UI_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'",
+].join('; ');
+
+interface Asset {
+  type: string;
+  body: Buffer;
+  etag: string;
+}
+
+function asset(type: string, content: string | Buffer): Asset {
+  const body = Buffer.isBuffer(content) ? content : Buffer.from(content, 'utf8');
+  return { type, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+}
+
+/**
+ * The page's compiled script (web/ → dist/ui/, `npm run build`): beside this file's directory
+ * when running from dist/, or in dist/ui/ when running from the sources (tests, `npm run dev`).
+ */
+function scriptDirectory(): URL | undefined {
+  const candidates = [new URL('../ui/', import.meta.url), new URL('../../dist/ui/', import.meta.url)];
+  return candidates.find((directory) => existsSync(new URL('app.js', directory)));
+}
+
+/** Every file the page may load, by name under /ui/; nothing else is served from there. */
+function loadAssets(directory: URL): Map<string, Asset> {
+  const assets = new Map<string, Asset>([
+    ['app.css', asset('text/css; charset=utf-8', STYLESHEET)],
+    ['favicon.svg', asset('image/svg+xml', FAVICON_SVG)],
+  ]);
+  for (const name of readdirSync(directory)) {
+    if (/^[a-z0-9-]+\.js$/.test(name)) assets.set(name, asset('text/javascript; charset=utf-8', readFileSync(new URL(name, directory))));
+  }
+  return assets;
+}
+
+/** A browser asking for a page: its Accept names text/html (API clients send none, or JSON, or *\/*). */
+function wantsHtml(request: FastifyRequest): boolean {
+  const accept = request.headers.accept;
+  return typeof accept === 'string' && /(^|,)\s*text\/html\s*(;|,|$)/i.test(accept);
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, file: Asset) {
+  reply
+    .header('content-type', file.type)
+    .header('cache-control', 'no-cache') // revalidated each time: a new build is picked up at once
+    .header('etag', file.etag)
+    .header('referrer-policy', 'no-referrer')
+    .header('cross-origin-opener-policy', 'same-origin')
+    .header('cross-origin-resource-policy', 'same-origin');
+  if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
+  return reply.code(200).send(file.body);
+}
+
+async function webUi(app: import('fastify').FastifyInstance) {
+  const directory = scriptDirectory();
+  if (!directory) {
+    app.log.warn('WEB_UI is on but the page is not built (dist/ui/app.js is missing): run `npm run build`; / stays 404');
+    return;
+  }
+  const assets = loadAssets(directory);
+  const page = asset('text/html; charset=utf-8', INDEX_HTML);
+
+  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    reply.header('vary', 'accept');
+    if (!wantsHtml(request)) return reply.callNotFound();
+    reply.header('content-security-policy', WEB_UI_CSP).header('x-frame-options', 'DENY');
+    return send(request, reply, page);
+  });
+
+  // One route per file, no wildcard: any other path under /ui/ is an unknown path like any other.
+  for (const [name, file] of assets) {
+    app.get(`${WEB_UI_PREFIX}${name}`, { schema: { hide: true } }, async (request, reply) => send(request, reply, file));
+  }
+}
+
+export default fp(webUi, { name: 'web-ui' });

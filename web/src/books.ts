@@ -1,0 +1,88 @@
+// What a book is on the page, and the rules the service checks, mirrored before anything is
+// sent (src/books/book.ts, src/schemas/book.ts, docs/api.md "Validation"). Pure functions, no DOM.
+
+/** A stored book. The id is kept as its decimal text: ids go up to 2^63−1, beyond a double. */
+export interface Book {
+  id: string;
+  title: string;
+  author: string;
+  year: number;
+}
+
+export type Field = 'title' | 'author' | 'year';
+export const FIELDS: readonly Field[] = ['title', 'author', 'year'];
+export type Column = 'id' | Field;
+
+export const TEXT_MAX_LENGTH = 500;
+export const YEAR_MIN = -9999;
+export const YEAR_MAX = 9999;
+
+const LABELS: Record<Field, string> = { title: 'Title', author: 'Author', year: 'Year' };
+/** A lone UTF-16 surrogate or NUL: no store keeps them, the service refuses them. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what is looked for
+const UNSTORABLE = /[\u0000\uD800-\uDFFF]/u;
+
+export type FieldErrors = Partial<Record<Field, string>>;
+
+/** What the person typed, as the form holds it. */
+export type FormValues = Record<Field, string>;
+
+/** The book fields a form's values make, or what is wrong with each field. */
+export function readFields(values: FormValues): { fields: { title: string; author: string; year: number }; errors: FieldErrors } {
+  const errors: FieldErrors = {};
+  for (const field of ['title', 'author'] as const) {
+    const problem = textProblem(values[field]);
+    if (problem) errors[field] = `${LABELS[field]} ${problem}.`;
+  }
+  const yearText = values.year.trim();
+  let year = Number.NaN;
+  if (yearText === '') errors.year = 'Year is required.';
+  else if (!/^-?\d+$/.test(yearText)) errors.year = 'Year must be a whole number, such as 1965 or -300.';
+  else {
+    year = Number(yearText);
+    if (year < YEAR_MIN || year > YEAR_MAX) errors.year = `Year must be from ${YEAR_MIN} to ${YEAR_MAX}.`;
+  }
+  return { fields: { title: values.title, author: values.author, year }, errors };
+}
+
+function textProblem(text: string): string | undefined {
+  if (text.trim() === '') return 'is required';
+  // The service counts characters as JSON Schema does: code points, not UTF-16 units.
+  const length = [...text].length;
+  if (length > TEXT_MAX_LENGTH) return `must be at most ${TEXT_MAX_LENGTH} characters (it has ${length})`;
+  if (UNSTORABLE.test(text)) return 'holds a character that cannot be stored';
+  return undefined;
+}
+
+/** The fields of `values` that differ from `book`: the body of a partial PUT. */
+export function changedFields(book: Book, fields: { title: string; author: string; year: number }): Partial<Omit<Book, 'id'>> {
+  const changes: Partial<Omit<Book, 'id'>> = {};
+  if (fields.title !== book.title) changes.title = fields.title;
+  if (fields.author !== book.author) changes.author = fields.author;
+  if (fields.year !== book.year) changes.year = fields.year;
+  return changes;
+}
+
+const collator = new Intl.Collator(undefined, { sensitivity: 'base', numeric: true });
+
+/** Ids compare as integers of any size: shorter decimal text is smaller. */
+export function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+export function compareBooks(column: Column, direction: 'ascending' | 'descending'): (a: Book, b: Book) => number {
+  const sign = direction === 'ascending' ? 1 : -1;
+  return (a, b) => {
+    let order: number;
+    if (column === 'id') order = 0;
+    else if (column === 'year') order = a.year - b.year;
+    else order = collator.compare(a[column], b[column]);
+    // Ties (and the id column itself) in id order, so the order is always the same.
+    return sign * (order || compareIds(a.id, b.id));
+  };
+}
+
+/** Lower-cased text a filter looks in: title and author. */
+export function searchText(book: Book): string {
+  return `${book.title}\n${book.author}`.toLocaleLowerCase();
+}
