@@ -9,7 +9,7 @@
 // hidden from the OpenAPI document.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { FAVICON_SVG, INDEX_HTML, STYLESHEET } from '../web/page.js';
 
@@ -66,7 +66,7 @@ function loadAssets(directory: URL): Map<string, Asset> {
   return assets;
 }
 
-/** A browser asking for a page: its Accept names text/html (API clients send none, or JSON, or *\/*). */
+/** A browser asking for a page: its Accept names text/html (API clients send none, JSON, or any type). */
 function wantsHtml(request: FastifyRequest): boolean {
   const accept = request.headers.accept;
   return typeof accept === 'string' && /(^|,)\s*text\/html\s*(;|,|$)/i.test(accept);
@@ -84,7 +84,7 @@ function send(request: FastifyRequest, reply: FastifyReply, file: Asset) {
   return reply.code(200).send(file.body);
 }
 
-async function webUi(app: import('fastify').FastifyInstance) {
+async function webUi(app: FastifyInstance) {
   const directory = scriptDirectory();
   if (!directory) {
     app.log.warn('WEB_UI is on but the page is not built (dist/ui/app.js is missing): run `npm run build`; / stays 404');
