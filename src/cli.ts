@@ -18,6 +18,7 @@ Configuration comes from the environment and from .env in the working directory
 (the environment wins; an empty variable counts as unset):
   SECRET_TOKEN        required: the HMAC key that signs tokens (32+ random bytes)
   DB_URL              sqlite:./data/books.db | postgres://… | mysql://… (default: SQLite)
+                      several hosts: mysql://u:pw@h1:3306,h2:3306/db (failover)
   PORT, HOST          8080, 0.0.0.0
   AUTH_USERNAME       admin      the single built-in account
   AUTH_PASSWORD       password
