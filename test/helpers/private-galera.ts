@@ -153,6 +153,35 @@ export interface PrivateGaleraOptions {
   size?: number;
   /** Extra mariadbd options for every node, e.g. `--max-connections=300`. */
   extraArgs?: string[];
+  /** Called once the ports are chosen, before anything starts (to hand them out early). */
+  onNodes?: (nodes: readonly GaleraNode[]) => void;
+}
+
+/**
+ * The `galera` copy of the store suites (test/helpers/stores.ts): runs unless DIALECTS is set
+ * without `galera`, and only for test files matching GALERA_SUITES (a regular expression on
+ * the file path; default: every test/contract/ suite but book-ids, whose "the next id is the
+ * one after AUTO_INCREMENT" does not hold on Galera: each node hands out ids in steps of the
+ * cluster size from its own offset).
+ */
+export const GALERA_SELECTED =
+  process.env.DIALECTS === undefined ||
+  process.env.DIALECTS.split(',')
+    .map((kind) => kind.trim())
+    .includes('galera');
+export const GALERA_SUITES = new RegExp(process.env.GALERA_SUITES ?? '[\\\\/]test[\\\\/]contract[\\\\/](?!book-ids\\.)');
+
+/**
+ * What the global setup (test/global-setup.ts) hands the test workers about the shared cluster
+ * it starts for the `galera` copies of the contract suites (test/helpers/stores.ts): the nodes'
+ * MySQL ports, or why there is no cluster.
+ */
+export type SharedGalera = { ports: number[] } | { unavailable: string };
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    sharedGalera: SharedGalera;
+  }
 }
 
 /** Starts a new cluster of `size` nodes (default 3) and resolves once all are Synced. */
@@ -190,6 +219,7 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
       exited: Promise.resolve(),
     });
   }
+  options.onNodes?.(nodes);
   const clusterAddress = (peers: NodeState[]) => `gcomm://${peers.map((peer) => `127.0.0.1:${peer.gmcastPort}`).join(',')}`;
 
   const killAllSync = () => {

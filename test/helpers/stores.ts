@@ -1,14 +1,18 @@
 // A fresh, empty store per test suite, for every dialect that is reachable here.
 // Unreachable PostgreSQL/MySQL: the suite is skipped with a visible message, except under
 // CI=true, where an unreachable store is a failure.
+// `galera`: the contract suites run once more (as kind 'mysql') on the private 3-node Galera
+// cluster the global setup starts; see GALERA_SELECTED / GALERA_SUITES in private-galera.ts.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { openSqlite } from './sqlite.js';
 import { describeWhenAvailable } from './ci.js';
+import { GALERA_SELECTED, GALERA_SUITES } from './private-galera.js';
 
 export type StoreKind = 'sqlite' | 'postgres' | 'mysql';
 
@@ -26,6 +30,8 @@ export interface TestStore {
   kind: StoreKind;
   /** DB_URL for the service. */
   url: string;
+  /** The one host tests reach the database on directly when `url` lists several (Galera). */
+  directUrl?: string;
   /** Drops the database (or deletes the file). */
   drop(): Promise<void>;
 }
@@ -41,6 +47,7 @@ export function withDatabase(adminUrl: string, database: string): string {
 }
 
 export async function createTestStore(kind: StoreKind): Promise<TestStore> {
+  if (kind === 'mysql' && galeraCopyRunning) return createGaleraStore();
   switch (kind) {
     case 'sqlite': {
       const dir = mkdtempSync(join(tmpdir(), 'books-test-'));
@@ -117,7 +124,7 @@ export async function execInTestStore(testStore: TestStore, statement: string): 
       return;
     }
     case 'mysql': {
-      const connection = await createConnection({ uri: testStore.url });
+      const connection = await createConnection({ uri: testStore.directUrl ?? testStore.url });
       try {
         await connection.query(statement);
       } finally {
@@ -147,9 +154,90 @@ const reachability = new Map<StoreKind, string | undefined>(
  * Runs `suite` once per store kind (of `only`, if given), inside `describe('<kind>')`. An unreachable store
  * skips its copy with a message, or fails it under CI.
  */
-export function forEachStore(suite: (kind: StoreKind) => void, only: readonly StoreKind[] = STORE_KINDS) {
+export function forEachStore(suite: (kind: StoreKind) => void, only?: readonly StoreKind[]) {
   for (const kind of STORE_KINDS) {
-    if (only.includes(kind)) describeWhenAvailable(kind, reachability.get(kind), () => suite(kind));
+    if (only === undefined || only.includes(kind)) describeWhenAvailable(kind, reachability.get(kind), () => suite(kind));
+  }
+  // Galera speaks MySQL: a suite limited to other stores has no galera copy.
+  if (GALERA_SELECTED && (only === undefined || only.includes('mysql')) && GALERA_SUITES.test(expect.getState().testPath ?? '')) {
+    describeWhenAvailable('galera', galeraUnavailable(), () => {
+      // Registered first, so it runs before the suite's own hooks: every store the suite
+      // creates while this block runs is a database on the cluster.
+      beforeAll(() => {
+        galeraCopyRunning = true;
+      });
+      afterAll(() => {
+        galeraCopyRunning = false;
+      });
+      suite('mysql');
+    });
+  }
+}
+
+// ---- galera: the MySQL suites once more, on the private 3-node Galera cluster that the global
+// setup starts (test/global-setup.ts). The suite sees kind 'mysql' (it is MySQL's dialect); its
+// stores are databases on the cluster, and the service's DB_URL lists all three nodes, starting
+// with a different one for each store so the suites spread over the nodes.
+
+/** True while a `galera` copy of a suite runs (suites in one file run one after the other). */
+let galeraCopyRunning = false;
+let galeraStoreCount = 0;
+/** How long a worker waits for the cluster the global setup starts in the background. */
+const GALERA_WAIT_MS = 90_000;
+
+function galeraUnavailable(): string | undefined {
+  const shared = inject('sharedGalera');
+  if (shared === undefined) return 'a Galera cluster: the global setup (test/global-setup.ts) provided none';
+  return 'unavailable' in shared ? `a private MariaDB Galera cluster: ${shared.unavailable}` : undefined;
+}
+
+async function createGaleraStore(): Promise<TestStore> {
+  const shared = inject('sharedGalera');
+  if (shared === undefined || 'unavailable' in shared) throw new Error(galeraUnavailable());
+  const first = galeraStoreCount++ % shared.ports.length;
+  const ports = [...shared.ports.slice(first), ...shared.ports.slice(0, first)];
+  const name = uniqueName();
+  const admin = await galeraAdmin(ports[0]!);
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    kind: 'mysql',
+    url: `mysql://root@${ports.map((port) => `127.0.0.1:${port}`).join(',')}/${name}`,
+    directUrl: `mysql://root@127.0.0.1:${ports[0]}/${name}`,
+    drop: async () => {
+      const connection = await galeraAdmin(ports[0]!);
+      try {
+        await connection.query(`drop database if exists ${name}`);
+      } finally {
+        await connection.end();
+      }
+    },
+  };
+}
+
+/** A connection to a Synced node of the shared cluster, once the global setup's startup got there. */
+async function galeraAdmin(port: number) {
+  const deadline = Date.now() + GALERA_WAIT_MS;
+  let last = '';
+  for (;;) {
+    const connection = await createConnection({ host: '127.0.0.1', port, user: 'root', connectTimeout: 3000 }).catch((error: Error) => {
+      last = error.message;
+      return undefined;
+    });
+    if (connection) {
+      const [rows] = await connection.query("show global status like 'wsrep_local_state_comment'");
+      const state = String((rows as Array<{ Value: string }>)[0]?.Value);
+      if (state === 'Synced') return connection;
+      last = `wsrep_local_state_comment = ${state}`;
+      await connection.end();
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`the shared Galera node on port ${port} is not Synced after ${GALERA_WAIT_MS} ms (${last}); see the global setup's output`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 
