@@ -378,6 +378,8 @@ describeWithChromium('the web page in headless Chromium', () => {
           await expect.poll(() => addRegion(page).isVisible()).toBe(true);
           expect(await addRegion(page).getByLabel('Title').inputValue()).toBe('Half written');
           expect(await addRegion(page).getByLabel('Author').inputValue()).toBe('Still here');
+          // Back in the field the person was typing in.
+          await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe('add-author');
           await addRegion(page).getByLabel('Year').fill('2025');
           await addRegion(page).getByRole('button', { name: 'Add book' }).click();
           await expect.poll(() => table(page).getByRole('row', { name: /Half written/ }).count()).toBe(1);

@@ -84,6 +84,8 @@ const state = {
   opener: undefined as HTMLElement | undefined,
   /** A book to mark in the table (just added or saved). */
   marked: undefined as string | undefined,
+  /** Where the focus was when the session ended: it goes back there after sign-in. */
+  returnFocus: undefined as HTMLElement | undefined,
 };
 
 const searchTexts = new WeakMap<Book, string>();
@@ -116,13 +118,18 @@ function startSession(session: Session): void {
     state.resume = undefined;
     if (resume === 'edit' && state.editing) openDialog(ui.editDialog, firstInvalidOr(ui.editForm));
     else if (resume === 'delete' && state.deleting) openDialog(ui.deleteDialog, ui.deleteCancel);
-    else if (resume === undefined) ui.booksHeading.focus();
+    else if (resume === undefined) {
+      const back = state.returnFocus;
+      (back && back.isConnected && ui.collection.contains(back) ? back : ui.booksHeading).focus();
+    }
+    state.returnFocus = undefined;
   });
 }
 
 /** Back to the sign-in form. The forms keep what was typed in them; an open dialog opens again after sign-in. */
 function endSession(note: string): void {
   window.clearTimeout(state.expiryTimer);
+  if (document.activeElement instanceof HTMLElement && ui.collection.contains(document.activeElement)) state.returnFocus = document.activeElement;
   state.session = undefined;
   saveSession(undefined);
   if (ui.editDialog.open) {
