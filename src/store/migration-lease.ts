@@ -24,23 +24,34 @@ type LeaseDatabase = {
 };
 
 export interface LeaseOptions {
+  /** Who asks: one per store opened (newLeaseHolder), the same when it asks again after a failure. */
+  holder: string;
   logger: Logger;
   description: string;
   classifyError: (error: unknown) => StoreErrorKind | undefined;
 }
 
+export function newLeaseHolder(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
+
 /** Runs `work` while holding the migration lease; waits for another holder to finish first. */
 export async function withMigrationLease<T>(booksDb: Kysely<BookDatabase>, options: LeaseOptions, work: () => Promise<T>): Promise<T> {
   const db = booksDb.withTables<LeaseDatabase>();
-  const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const { holder } = options;
   await createLeaseTable(db.schema, options);
   const deadline = Date.now() + LEASE_MS + 10_000;
   let waiting = false;
   for (;;) {
     const now = Date.now();
     try {
-      // A lease whose holder died (it never deleted it) ends on its own.
-      await db.deleteFrom(LEASE_TABLE).where('id', '=', LEASE_ROW).where('expires_at', '<', now).execute();
+      // A lease whose holder died (it never deleted it) ends on its own; our own, left by an
+      // attempt whose connection broke, ends now.
+      await db
+        .deleteFrom(LEASE_TABLE)
+        .where('id', '=', LEASE_ROW)
+        .where((row) => row.or([row('expires_at', '<', now), row('holder', '=', holder)]))
+        .execute();
       await db.insertInto(LEASE_TABLE).values({ id: LEASE_ROW, holder, expires_at: now + LEASE_MS }).execute();
       break;
     } catch (error) {

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { BookRepository } from './book-repository.js';
 import type { BookStore } from './book-store.js';
 import type { BookStoreDriver, DriverOptions } from './driver.js';
-import { withMigrationLease } from './migration-lease.js';
+import { newLeaseHolder, withMigrationLease, type LeaseOptions } from './migration-lease.js';
 import { migrationsFor } from './migrations/index.js';
 import { StoreStartupError } from './startup-error.js';
 import { openDriver, type StoreConfig } from './store-url.js';
@@ -35,9 +35,32 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
   };
   // Loads only the driver the store needs (each one costs memory and startup time).
   const driver = await openDriver(settings.target, options);
+  const deadline = Date.now() + settings.connectTimeoutMs;
+  const lease: LeaseOptions = {
+    holder: newLeaseHolder(),
+    logger,
+    description: settings.description,
+    classifyError: driver.classifyError,
+  };
   try {
-    await waitUntilReachable(driver, settings.connectTimeoutMs, options);
-    await migrate(driver, options);
+    for (;;) {
+      await waitUntilReachable(driver, deadline, settings.connectTimeoutMs, options);
+      try {
+        // Kysely's migrator locks too, but per server (GET_LOCK on MySQL): not across a Galera cluster.
+        await withMigrationLease(driver.db, lease, () => runMigrations(driver, options));
+        break;
+      } catch (error) {
+        // A node lost or a conflict halfway (a Galera node leaving, a connection cut): each
+        // migration is recorded once it is applied and can be applied again, so start over
+        // while DB_CONNECT_TIMEOUT lasts.
+        const kind = driver.classifyError(error instanceof StoreStartupError ? error.cause : error);
+        if ((kind !== 'unavailable' && kind !== 'conflict') || Date.now() + RETRY_DELAY_MS >= deadline) {
+          throw error instanceof StoreStartupError ? error : migrationFailed(error, options);
+        }
+        logger.warn({ err: error }, `migrating the store at ${options.description} failed halfway; retrying`);
+        await sleep(RETRY_DELAY_MS);
+      }
+    }
   } catch (error) {
     await driver.close().catch(() => undefined);
     throw error;
@@ -45,9 +68,13 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
   return new BookRepository(driver);
 }
 
-/** Retries while the store is unavailable (not up yet), for at most `connectTimeoutMs`. */
-async function waitUntilReachable(driver: BookStoreDriver, connectTimeoutMs: number, options: DriverOptions): Promise<void> {
-  const deadline = Date.now() + connectTimeoutMs;
+/** Retries while the store is unavailable (not up yet), until `deadline`. */
+async function waitUntilReachable(
+  driver: BookStoreDriver,
+  deadline: number,
+  connectTimeoutMs: number,
+  options: DriverOptions,
+): Promise<void> {
   let attempt = 0;
   for (;;) {
     attempt += 1;
@@ -68,10 +95,10 @@ async function waitUntilReachable(driver: BookStoreDriver, connectTimeoutMs: num
   }
 }
 
-async function migrate(driver: BookStoreDriver, options: DriverOptions) {
-  // Kysely's migrator locks too, but per server (GET_LOCK on MySQL): not across a Galera cluster.
-  const lease = { logger: options.logger, description: options.description, classifyError: driver.classifyError };
-  await withMigrationLease(driver.db, lease, () => runMigrations(driver, options));
+function migrationFailed(error: unknown, options: DriverOptions): StoreStartupError {
+  return new StoreStartupError(`cannot migrate the store at ${options.description} (DB_URL): ${describeError(error)}`, {
+    cause: error,
+  });
 }
 
 async function runMigrations(driver: BookStoreDriver, options: DriverOptions) {
@@ -82,9 +109,7 @@ async function runMigrations(driver: BookStoreDriver, options: DriverOptions) {
     migrationLockTableName: 'book_service_migrations_lock',
   });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    throw new StoreStartupError(`cannot migrate the store at ${options.description} (DB_URL): ${describeError(error)}`);
-  }
+  if (error) throw migrationFailed(error, options);
   for (const result of results ?? []) {
     if (result.status === 'Success') options.logger.info({ migration: result.migrationName }, 'migration applied');
   }

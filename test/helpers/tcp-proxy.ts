@@ -15,6 +15,11 @@ export interface TcpProxy {
    * hangs (frozen, or a network that drops packets).
    */
   freeze(): void;
+  /**
+   * The first time a client sends bytes containing `text`, they are not passed on and every
+   * connection is reset (the port stays open): a connection lost at a chosen moment.
+   */
+  cutOnceAt(text: string): void;
   close(): Promise<void>;
 }
 
@@ -23,6 +28,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let frozen = false;
+  let cutAt: Buffer | undefined;
 
   const listen = () =>
     new Promise<void>((resolve, reject) => {
@@ -37,7 +43,17 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
           });
         }
         if (frozen) return; // accepted, and never answered
-        client.pipe(upstream).pipe(client);
+        upstream.pipe(client);
+        client.on('data', (chunk: Buffer) => {
+          if (cutAt !== undefined && chunk.includes(cutAt)) {
+            cutAt = undefined;
+            for (const socket of sockets) socket.resetAndDestroy();
+            return;
+          }
+          if (!upstream.write(chunk)) client.pause();
+        });
+        upstream.on('drain', () => client.resume());
+        client.on('end', () => upstream.end());
       });
       listening.once('error', reject);
       listening.listen(port, '127.0.0.1', () => {
@@ -58,10 +74,15 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     frozen = true;
     for (const socket of sockets) {
       socket.unpipe();
+      socket.removeAllListeners('data');
       socket.pause();
     }
   };
 
   await listen();
-  return { port, cut, restore: listen, freeze, close: cut };
+  const cutOnceAt = (text: string) => {
+    cutAt = Buffer.from(text);
+  };
+
+  return { port, cut, restore: listen, freeze, cutOnceAt, close: cut };
 }

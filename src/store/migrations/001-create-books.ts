@@ -13,6 +13,9 @@ export function createBooks({ idColumn, tableOptions }: BooksTableDdl): Migratio
     async up(db: Kysely<unknown>) {
       let table = db.schema
         .createTable('books')
+        // A first attempt that created the table but lost its connection before the migration
+        // was recorded must not block the next (the lease keeps attempts one at a time).
+        .ifNotExists()
         .addColumn('id', idColumn.type, idColumn.build)
         .addColumn('title', TEXT, (col) => col.notNull())
         .addColumn('author', TEXT, (col) => col.notNull())
