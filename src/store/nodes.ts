@@ -85,6 +85,8 @@ export class NodeSelector<Pool> {
     connect: (pool: Pool, node: number) => Promise<Connection>,
     isUnavailable: (error: unknown) => boolean,
   ): Promise<Connection> {
+    // One host: nothing to choose or remember (the hot path of most deployments).
+    if (this.nodes.length === 1) return connect(this.pools[0]!, 0);
     let lastError: unknown;
     for (const node of this.candidates()) {
       try {

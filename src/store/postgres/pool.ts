@@ -79,9 +79,12 @@ export function createNodePools(nodes: readonly DatabaseNode[], sessionAttrs: Se
   const pool = withPreparedStatements({
     connect: () => selector.acquire(connectTo, isUnavailable),
     // A query that finds its node gone (or read-only) moves the next connection elsewhere.
-    queryFailed(client, error) {
-      if (isUnavailable(error)) selector.failed(nodeOf.get(client) ?? 0);
-    },
+    queryFailed:
+      nodes.length === 1
+        ? undefined
+        : (client, error) => {
+            if (isUnavailable(error)) selector.failed(nodeOf.get(client) ?? 0);
+          },
     end: async () => {
       await Promise.all(selector.pools.map((nodePool) => nodePool.end()));
     },
@@ -91,7 +94,8 @@ export function createNodePools(nodes: readonly DatabaseNode[], sessionAttrs: Se
 
 interface Connections {
   connect(): Promise<pg.PoolClient>;
-  queryFailed(client: pg.PoolClient, error: unknown): void;
+  /** Told of every failed query; undefined when nobody needs to know (one host). */
+  queryFailed: ((client: pg.PoolClient, error: unknown) => void) | undefined;
   end(): Promise<void>;
 }
 
@@ -116,10 +120,13 @@ function withPreparedStatements(connections: Connections): PostgresPool {
       const client = await connections.connect();
       let wrapper = wrappers.get(client);
       if (!wrapper) {
-        const failed = (error: unknown) => {
-          connections.queryFailed(client, error);
-          throw error;
-        };
+        const { queryFailed } = connections;
+        const failed =
+          queryFailed &&
+          ((error: unknown) => {
+            queryFailed(client, error);
+            throw error;
+          });
         wrapper = {
           query(textOrCursor: unknown, parameters?: readonly unknown[]) {
             if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
@@ -128,7 +135,7 @@ function withPreparedStatements(connections: Connections): PostgresPool {
               name === undefined
                 ? client.query(textOrCursor, parameters as unknown[])
                 : client.query({ name, text: textOrCursor, values: parameters as unknown[] });
-            return result.catch(failed);
+            return failed ? result.catch(failed) : result;
           },
           release: () => client.release(),
         } as unknown as PostgresPoolClient;
