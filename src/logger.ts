@@ -2,8 +2,7 @@
 import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isatty } from 'node:tty';
-import type { FastifyBaseLogger } from 'fastify';
-import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, type LogFn, type Logger, type LoggerOptions } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 /**
  * Never log credentials, tokens or the signing secret. The service never logs bodies or
@@ -157,89 +156,5 @@ function prettyAvailable(): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-/**
- * Fastify's childLoggerFactory (app.ts): the request's logger (`request.log`, bound to its
- * `reqId`) made only when something logs through it. Fastify makes one per request, but on the
- * hot path nothing logs through it: the request's own line is written by request-log.ts from
- * the parent and the id, so building a pino child (bindings serialized, a prototype chain set
- * up) for every request was pure cost. Anything that does log through it gets the real child,
- * made on first use, with the same bindings and options.
- */
-export function lazyChildLoggerFactory(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  return new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger;
-}
-
-/** The parent of a request logger made by lazyChildLoggerFactory and still unused (level unchanged). */
-export function parentLogger(logger: FastifyBaseLogger): FastifyBaseLogger | undefined {
-  return logger instanceof LazyChildLogger && logger.untouched() ? logger.parent : undefined;
-}
-
-class LazyChildLogger {
-  private real: FastifyBaseLogger | undefined;
-
-  constructor(
-    readonly parent: FastifyBaseLogger,
-    private readonly childBindings: Bindings,
-    private readonly options: ChildLoggerOptions,
-  ) {}
-
-  untouched(): boolean {
-    return this.real === undefined;
-  }
-
-  private get logger(): FastifyBaseLogger {
-    this.real ??= this.parent.child(this.childBindings, this.options);
-    return this.real;
-  }
-
-  get level(): string {
-    return this.real === undefined ? this.parent.level : this.real.level;
-  }
-
-  set level(level: string) {
-    this.logger.level = level;
-  }
-
-  isLevelEnabled(level: string): boolean {
-    return (this.logger as unknown as Logger).isLevelEnabled(level);
-  }
-
-  bindings(): Bindings {
-    return (this.logger as unknown as Logger).bindings();
-  }
-
-  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
-    return this.logger.child(bindings, options);
-  }
-
-  fatal(...args: Parameters<LogFn>): void {
-    this.logger.fatal(...args);
-  }
-
-  error(...args: Parameters<LogFn>): void {
-    this.logger.error(...args);
-  }
-
-  warn(...args: Parameters<LogFn>): void {
-    this.logger.warn(...args);
-  }
-
-  info(...args: Parameters<LogFn>): void {
-    this.logger.info(...args);
-  }
-
-  debug(...args: Parameters<LogFn>): void {
-    this.logger.debug(...args);
-  }
-
-  trace(...args: Parameters<LogFn>): void {
-    this.logger.trace(...args);
-  }
-
-  silent(...args: Parameters<LogFn>): void {
-    this.logger.silent(...args);
   }
 }
