@@ -9,7 +9,7 @@ export const BOOK_FIELDS = ['title', 'author', 'year'] as const;
 /** Every stored column, in JSON order: `{"id":…,"title":…,"author":…,"year":…}`. */
 export const BOOK_COLUMNS = ['id', ...BOOK_FIELDS] as const;
 
-/** `title` and `author`: 1 to this many characters (UTF-16 code units, as JSON Schema counts). */
+/** `title` and `author`: 1 to this many characters (Unicode code points, as JSON Schema and the databases count them). */
 export const BOOK_TEXT_MAX_LENGTH = 500;
 export const BOOK_YEAR_MIN = -9999;
 export const BOOK_YEAR_MAX = 9999;
