@@ -20,7 +20,7 @@
 // rsync and wsrep_sst_rsync on PATH. Missing ones skip the suite with a visible warning,
 // except under CI=true, where they fail it.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, chownSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -196,6 +196,14 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
   const owner = IS_ROOT ? mysqlUserIds() : undefined;
   if (owner) chownSync(root, owner.uid, owner.gid);
   const seedDir = join(root, 'seed');
+  // Temporary tables in a directory of the cluster's own, never the shared /tmp: two clusters
+  // bootstrapping at once there (the global setup's and a test file's) clashed on one file.
+  const tempDirOf = (name: string) => {
+    const dir = join(root, `${name}.tmp`);
+    mkdirSync(dir, { recursive: true });
+    if (owner) chownSync(dir, owner.uid, owner.gid);
+    return dir;
+  };
   const nodes: NodeState[] = [];
   let destroyed = false;
   const step = (what: string) => {
@@ -266,6 +274,7 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
       '--no-defaults',
       ...(owner ? ['--user=mysql'] : []),
       `--datadir=${node.dataDir}`,
+      `--tmpdir=${tempDirOf(node.name)}`,
       `--port=${node.port}`,
       '--bind-address=127.0.0.1',
       `--socket=${node.socket}`,
@@ -446,6 +455,7 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
         [
           '--no-defaults',
           `--datadir=${seedDir}`,
+          `--tmpdir=${tempDirOf('seed')}`,
           ...(owner ? ['--user=mysql'] : []),
           '--auth-root-authentication-method=normal',
           '--skip-test-db',

@@ -228,11 +228,14 @@ async function galeraAdmin(port: number) {
       return undefined;
     });
     if (connection) {
-      const [rows] = await connection.query("show global status like 'wsrep_local_state_comment'");
-      const state = String((rows as Array<{ Value: string }>)[0]?.Value);
-      if (state === 'Synced') return connection;
-      last = `wsrep_local_state_comment = ${state}`;
-      await connection.end();
+      // A node that is joining may accept the connection and then drop it or refuse the query.
+      const state = await connection
+        .query("show global status like 'wsrep_local_state_comment'")
+        .then(([rows]) => `wsrep_local_state_comment = ${String((rows as Array<{ Value: string }>)[0]?.Value)}`)
+        .catch((error: Error) => error.message);
+      if (state === 'wsrep_local_state_comment = Synced') return connection;
+      last = state;
+      connection.destroy();
     }
     if (Date.now() > deadline) {
       throw new Error(`the shared Galera node on port ${port} is not Synced after ${GALERA_WAIT_MS} ms (${last}); see the global setup's output`);
