@@ -3,7 +3,7 @@
 // of the same database server, which the test cuts (connections reset, port closed) and
 // restores; the real clusters (Galera, a promoted PostgreSQL standby) have their own suites.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL, SERVER_STORES, forEachStore } from '../helpers/stores.js';
+import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL, SERVER_STORES, forEachStore, type StoreKind } from '../helpers/stores.js';
 import { ApiClient, startService, type RunningService } from '../helpers/service.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { sleep } from '../helpers/child-service.js';
@@ -13,6 +13,12 @@ import { freePort } from '../helpers/process.js';
 function withHosts(url: string, hosts: (ownHost: string) => string[]): string {
   const ownHost = new URL(url).host;
   return url.replace(`@${ownHost}/`, `@${hosts(ownHost).join(',')}/`);
+}
+
+/** A second "host" for the database server the test stores of `kind` live on. */
+function proxyInFrontOf(kind: StoreKind): Promise<TcpProxy> {
+  const server = new URL(kind === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL);
+  return startTcpProxy(Number(server.port), server.hostname);
 }
 
 /** The value of book_store_node_in_use for each node, from /metrics. */
@@ -46,8 +52,7 @@ forEachStore((kind) => {
     let directNode: string;
 
     beforeAll(async () => {
-      const server = new URL(kind === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL);
-      proxy = await startTcpProxy(Number(server.port), server.hostname);
+      proxy = await proxyInFrontOf(kind);
       proxyNode = `127.0.0.1:${proxy.port}`;
       service = await startService(kind, {}, {
         dbUrl: (url) =>
@@ -100,8 +105,7 @@ forEachStore((kind) => {
     let token: string;
 
     beforeAll(async () => {
-      const server = new URL(kind === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL);
-      proxy = await startTcpProxy(Number(server.port), server.hostname);
+      proxy = await proxyInFrontOf(kind);
       service = await startService(
         kind,
         { DB_QUERY_TIMEOUT: '1' },
@@ -136,8 +140,7 @@ forEachStore((kind) => {
     let token: string;
 
     beforeAll(async () => {
-      const server = new URL(kind === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL);
-      proxy = await startTcpProxy(Number(server.port), server.hostname);
+      proxy = await proxyInFrontOf(kind);
       service = await startService(kind, {}, { dbUrl: (url) => withHosts(url, () => [`127.0.0.1:${proxy.port}`]) });
       client = new ApiClient(service.baseUrl);
       token = await client.token();
@@ -176,8 +179,7 @@ forEachStore((kind) => {
     });
 
     it('startup tries again (the table made, its migration not yet recorded) and serves', async () => {
-      const server = new URL(kind === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL);
-      proxy = await startTcpProxy(Number(server.port), server.hostname);
+      proxy = await proxyInFrontOf(kind);
       // The books table is created; the row recording it never arrives, the connections drop.
       const quote = kind === 'postgres' ? '"' : '`';
       proxy.cutOnceAt(`insert into ${quote}book_service_migrations${quote}`);
