@@ -55,7 +55,6 @@ export class NodeSelector<Pool> {
   private current = 0;
   /** Per node: until when it is passed over (0: never failed). */
   private readonly pausedUntil: number[];
-  private readonly onlyNode: readonly number[] = [0];
 
   constructor(
     readonly nodes: readonly DatabaseNode[],
@@ -116,13 +115,12 @@ export class NodeSelector<Pool> {
   }
 
   /**
-   * The node in use first, then the ones after it in list order (wrapping round); nodes that failed within the pause
-   * are left out. If all did, only the one whose pause ends first is tried, so an outage
-   * costs each request one attempt, not one per node.
+   * The node in use first, then the ones after it in list order (wrapping round); nodes that
+   * failed within the pause are left out. If all did, only the one whose pause ends first is
+   * tried, so an outage costs each request one attempt, not one per node.
    */
   private candidates(): readonly number[] {
     const count = this.nodes.length;
-    if (count === 1) return this.onlyNode;
     const now = Date.now();
     const order: number[] = [];
     for (let step = 0; step < count; step += 1) {
