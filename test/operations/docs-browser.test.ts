@@ -2,35 +2,17 @@
 // package, no CDN), end to end in a real headless Chromium driven by playwright-core: the page
 // carries the service's own title and logo, shows the six operations and performs a real
 // POST /token, and loads nothing from elsewhere.
-// Chromium is Debian's /usr/bin/chromium (CHROMIUM_PATH overrides). Missing: the suite is
-// skipped with a visible warning, except under CI=true, where it fails.
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+// Chromium: test/helpers/chromium.ts.
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/plugins/external/openapi.js';
-import { describeWhenAvailable } from '../helpers/ci.js';
+import { describeWithChromium, launchChromium } from '../helpers/chromium.js';
 import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** A name that is not localhost, resolved by Chromium itself to 127.0.0.1 (no DNS, no /etc/hosts). */
 const PRIVATE_HOST = 'books.internal.example';
-const LAUNCH_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  `--host-resolver-rules=MAP ${PRIVATE_HOST} 127.0.0.1`,
-];
 const API_OPERATIONS = ['POST /token', 'POST /book', 'GET /books', 'GET /book/{id}', 'PUT /book/{id}', 'DELETE /book/{id}'];
 const BROWSER_TEST_TIMEOUT_MS = 90_000;
-
-function describeWithChromium(title: string, suite: () => void) {
-  const missing = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`;
-  describeWhenAvailable(title, missing, suite);
-}
 
 interface PageWatch {
   /** Every URL the page requested. */
@@ -89,7 +71,7 @@ describeWithChromium('GET /docs in headless Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS, timeout: 60_000 });
+    browser = await launchChromium([`--host-resolver-rules=MAP ${PRIVATE_HOST} 127.0.0.1`]);
   });
   afterAll(async () => {
     await browser?.close();

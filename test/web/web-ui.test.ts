@@ -5,37 +5,21 @@
 // ending (15 minutes, or a 401) with the half-filled form kept, and the failed-login 429 with its
 // wait. Every page is watched: no console error, no Content-Security-Policy violation, no page
 // error, no request to another origin. Screenshots at 360 and 1280 px go to test-artifacts/web-ui/.
-// Chromium is Debian's /usr/bin/chromium (CHROMIUM_PATH overrides). Missing: the suite is
-// skipped with a visible warning, except under CI=true, where it fails.
-import { existsSync, mkdirSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+// Chromium: test/helpers/chromium.ts.
+import { mkdirSync } from 'node:fs';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEB_UI_CSP } from '../../src/routes/web-ui.js';
-import { describeWhenAvailable } from '../helpers/ci.js';
+import { describeWithChromium, launchChromium } from '../helpers/chromium.js';
 import { signHmac, nowSeconds } from '../helpers/forge-token.js';
 import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
 import { openSqlite } from '../helpers/sqlite.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ARTIFACTS = new URL('../../test-artifacts/web-ui/', import.meta.url);
 const TEST_TIMEOUT_MS = 30_000;
 const NARROW = { width: 360, height: 800 };
 const WIDE = { width: 1280, height: 900 };
 const XSS_TITLE = '<img src=x onerror=alert(1)>';
-
-function describeWithChromium(title: string, suite: () => void) {
-  const missing = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`;
-  describeWhenAvailable(title, missing, suite);
-}
 
 interface Watched {
   page: Page;
@@ -127,7 +111,7 @@ async function rows(page: Page): Promise<string[][]> {
 describeWithChromium('the web page in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS, timeout: 60_000 });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
