@@ -238,6 +238,60 @@ describeWithChromium('the web page in headless Chromium', () => {
     );
 
     it(
+      'late answers undo nothing: a list read before two adds still shows them, and the next book typed while one is sent is kept',
+      async () => {
+        const { page, problems, close } = await openWatched(browser, service.current.baseUrl, WIDE);
+        // Each held answer is read from the service at once but reaches the page only when released.
+        const hold = async (glob: string): Promise<() => void> => {
+          let release!: () => void;
+          const held = new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          await page.route(
+            glob,
+            async (route) => {
+              const response = await route.fetch();
+              await held;
+              await route.fulfill({ response });
+            },
+            { times: 1 },
+          );
+          return release;
+        };
+        try {
+          await page.goto(`${service.current.baseUrl}/`);
+          const releaseList = await hold('**/books');
+          const releaseFirstAdd = await hold('**/book');
+          await signIn(page);
+          const form = addRegion(page);
+          await addBook(page, { title: 'Solaris', author: 'Stanisław Lem', year: '1961' });
+          // Typed while Solaris is being sent: a new title, the same author again.
+          await form.getByLabel('Title').fill('The Cyberiad');
+          await form.getByLabel('Author').fill('Stanisław Lem');
+          releaseFirstAdd();
+          await expect.poll(() => page.getByText(/^Added “Solaris”/).isVisible()).toBe(true);
+          expect(await form.getByLabel('Title').inputValue()).toBe('The Cyberiad');
+          expect(await form.getByLabel('Author').inputValue()).toBe('Stanisław Lem');
+          expect(await form.getByLabel('Year').inputValue()).toBe('');
+          await form.getByLabel('Year').fill('1965');
+          await form.getByRole('button', { name: 'Add book' }).click();
+          await expect.poll(() => page.getByText(/^Added “The Cyberiad”/).isVisible()).toBe(true);
+
+          // The list the service read before either add arrives last, and is shown with both.
+          releaseList();
+          await expect.poll(() => page.getByText(/^Showing 1–/).isVisible()).toBe(true);
+          const listed = (await service.client.request('GET', '/books', { token })).body.data as Array<{ id: number; title: string }>;
+          expect(listed.map((book) => book.title)).toEqual(expect.arrayContaining(['Solaris', 'The Cyberiad']));
+          expect((await rows(page)).map((cells) => cells[0])).toEqual(listed.map((book) => String(book.id)));
+          expect(problems).toEqual([]);
+        } finally {
+          await close();
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
       "checks fields before sending; the service's own 400 and 404 are shown in words next to the form",
       async () => {
         const { page, problems, sent, close } = await openWatched(browser, service.current.baseUrl, WIDE);

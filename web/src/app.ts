@@ -86,6 +86,13 @@ const state = {
   marked: undefined as string | undefined,
   /** Where the focus was when the session ended: it goes back there after sign-in. */
   returnFocus: undefined as HTMLElement | undefined,
+  /** Counts the list requests: only the answer to the latest one is shown. */
+  listRequest: 0,
+  /**
+   * What this page changed (the book, or null once deleted) since the latest list request was
+   * sent. That list may have been read before the change, so it is applied again on top of it.
+   */
+  changedSinceList: new Map<string, Book | null>(),
 };
 
 const searchTexts = new WeakMap<Book, string>();
@@ -211,6 +218,7 @@ ui.signOut.addEventListener('click', () => {
   ui.addForm.reset();
   clearErrors(ui.addForm, ui.addError);
   state.books.clear();
+  state.listRequest++;
   state.sorted = [];
   ui.body.replaceChildren();
   endSession(NOTE_SIGNED_OUT);
@@ -226,11 +234,13 @@ document.addEventListener('visibilitychange', () => {
 // ---------------------------------------------------------------------------------------
 
 async function loadBooks(): Promise<void> {
+  const request = ++state.listRequest;
+  state.changedSinceList.clear();
   ui.listError.textContent = '';
   ui.listStatus.textContent = 'Loading the collection…';
   try {
     const answer = await authorized<unknown[]>('GET', '/books');
-    if (!answer) return;
+    if (!answer || request !== state.listRequest) return;
     if (answer.status !== 200 || !Array.isArray(answer.data)) {
       ui.listStatus.textContent = '';
       ui.listError.textContent = describe(answer, 'The collection could not be loaded');
@@ -240,6 +250,10 @@ async function loadBooks(): Promise<void> {
     for (const item of answer.data) {
       const book = asBook(item);
       if (book) state.books.set(book.id, book);
+    }
+    for (const [id, book] of state.changedSinceList) {
+      if (book) state.books.set(id, book);
+      else state.books.delete(id);
     }
     sortBooks();
   } catch (error) {
@@ -415,6 +429,16 @@ ui.addForm.addEventListener('submit', (event) => {
   void busy(ui.addForm, addBook);
 });
 
+/**
+ * The add form's fields typed in while a book was being sent. The next book may be typed before
+ * the service answers; clearing the form after the answer must not wipe it.
+ */
+const typedWhileAdding = new Set<string>();
+ui.addForm.addEventListener('input', (event) => {
+  const name = (event.target as HTMLInputElement | null)?.name;
+  if (name) typedWhileAdding.add(name);
+});
+
 async function addBook(): Promise<void> {
   const { fields, errors } = readFields(valuesOf(ui.addForm));
   ui.addError.textContent = '';
@@ -423,6 +447,7 @@ async function addBook(): Promise<void> {
     firstInvalidOr(ui.addForm).focus();
     return;
   }
+  typedWhileAdding.clear();
   try {
     const answer = await authorized('POST', '/book', fields);
     if (!answer) return;
@@ -431,15 +456,24 @@ async function addBook(): Promise<void> {
       ui.addError.textContent = describe(answer, 'The book was not added');
       return;
     }
-    state.books.set(book.id, book);
-    ui.addForm.reset();
+    keep(book);
+    clearAddedFields();
     state.sorted = [...state.books.values()].sort(compareBooks(state.sortColumn, state.sortDirection));
     reveal(book.id);
     ui.listStatus.textContent = `Added “${book.title}” by ${book.author} (${book.year}) as book ${book.id}. ${ui.listStatus.textContent}`;
-    (ui.addForm.elements.namedItem('title') as HTMLInputElement).focus();
   } catch (error) {
     ui.addError.textContent = messageOf(error);
   }
+}
+
+/** Empties the fields that still hold the added book, and starts the next one at the title unless one is being typed. */
+function clearAddedFields(): void {
+  for (const field of FIELDS) {
+    if (!typedWhileAdding.has(field)) (ui.addForm.elements.namedItem(field) as HTMLInputElement).value = '';
+  }
+  const focused = document.activeElement;
+  const typing = focused instanceof HTMLInputElement && ui.addForm.contains(focused) && typedWhileAdding.has(focused.name);
+  if (!typing) (ui.addForm.elements.namedItem('title') as HTMLInputElement).focus();
 }
 
 function openDialog(dialog: HTMLDialogElement, focus: HTMLElement): void {
@@ -509,7 +543,7 @@ async function saveEdit(): Promise<void> {
           : describe(answer, 'The changes were not saved');
       return;
     }
-    state.books.set(saved.id, saved);
+    keep(saved);
     state.sorted = [...state.books.values()].sort(compareBooks(state.sortColumn, state.sortDirection));
     state.marked = saved.id;
     render();
@@ -553,8 +587,15 @@ async function deleteBook(): Promise<void> {
   }
 }
 
+/** Shows `book` as this page last saw it from the service (added or saved). */
+function keep(book: Book): void {
+  state.books.set(book.id, book);
+  state.changedSinceList.set(book.id, book);
+}
+
 function forget(id: string): void {
   state.books.delete(id);
+  state.changedSinceList.set(id, null);
   state.sorted = state.sorted.filter((book) => book.id !== id);
   render();
 }
