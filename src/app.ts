@@ -13,6 +13,7 @@ import type { LoginLimiter } from './auth/login-limiter.js';
 import type { Config } from './config.js';
 import { Messages, errorEnvelope } from './http/envelope.js';
 import { handleClientError, handleError } from './http/errors.js';
+import { createHttpServer, type HttpServerOptions } from './http/http-server.js';
 import { answerRefusedUrl } from './plugins/app/refused-url.js';
 import type { App } from './http/types.js';
 import auth from './plugins/app/auth.js';
@@ -73,6 +74,8 @@ export async function buildApp({ config, store, logger, loginLimiter }: AppDepen
     // Bodies must match their schema exactly: `"1999"` is not a year.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, useDefaults: false } },
     clientErrorHandler: handleClientError, // before a request exists: malformed, too large, too slow
+    // Node's HTTP server with the options above, the requests of one event-loop turn answered together.
+    serverFactory: (handler, options) => createHttpServer(handler, options as unknown as HttpServerOptions),
     frameworkErrors: answerRefusedUrl, // URLs the router refuses (`/book/%zz`)
   }).withTypeProvider<TypeBoxTypeProvider>();
 

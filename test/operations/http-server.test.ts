@@ -1,0 +1,130 @@
+// The HTTP server under Fastify (src/http/http-server.ts): requests of one event-loop turn are
+// answered together, first come first served, at most REQUESTS_PER_TURN per turn (fewer in a
+// turn that accepted a connection); the server keeps Fastify's settings.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REQUESTS_PER_TURN, answerInTurns, createHttpServer } from '../../src/http/http-server.js';
+import { startService, type RunningService } from '../helpers/service.js';
+
+describe('answerInTurns: the scheduler', () => {
+  /** What Node's parser does in one poll phase: 'request' for each request read, synchronously. */
+  function arrive(turns: ReturnType<typeof answerInTurns>, names: string[]) {
+    for (const name of names) turns.listener({ name } as unknown as IncomingMessage, {} as ServerResponse);
+  }
+  const sizes = { perTurn: 4, perTurnWhileAccepting: 1 };
+  const nameOf = (request: IncomingMessage) => (request as unknown as { name: string }).name;
+
+  it('answers nothing inside the read callback, then the turn’s requests in the check phase, oldest first', async () => {
+    const answered: string[] = [];
+    const turns = answerInTurns((request) => answered.push(nameOf(request)), sizes);
+    arrive(turns, ['a', 'b', 'c']);
+    expect(answered).toEqual([]);
+    await nextTurn();
+    expect(answered).toEqual(['a', 'b', 'c']);
+  });
+
+  it('answers at most perTurn per turn, so the loop turns (and accepts connections) in between', async () => {
+    const answered: string[] = [];
+    const turns = answerInTurns((request) => answered.push(nameOf(request)), sizes);
+    arrive(turns, ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);
+    await nextTurn();
+    expect(answered).toEqual(['1', '2', '3', '4']);
+    arrive(turns, ['11']); // read in a later turn: after those already waiting
+    await nextTurn();
+    expect(answered).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
+    await nextTurn();
+    await nextTurn();
+    expect(answered).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11']);
+  });
+
+  it('in a turn that accepted a connection, only perTurnWhileAccepting, so the next accept comes soon', async () => {
+    const answered: string[] = [];
+    const turns = answerInTurns((request) => answered.push(nameOf(request)), sizes);
+    arrive(turns, ['1', '2', '3', '4', '5', '6']);
+    turns.connectionAccepted();
+    await nextTurn();
+    expect(answered).toEqual(['1']);
+    turns.connectionAccepted(); // the burst goes on
+    await nextTurn();
+    expect(answered).toEqual(['1', '2']);
+    await nextTurn(); // no connection this turn: a full batch again
+    expect(answered).toEqual(['1', '2', '3', '4', '5', '6']);
+  });
+
+  it('a handler that throws does not leave the requests behind it unanswered', async () => {
+    const answered: string[] = [];
+    const thrown: unknown[] = [];
+    const onUncaught = (error: unknown) => thrown.push(error);
+    const listeners = process.listeners('uncaughtException');
+    process.removeAllListeners('uncaughtException');
+    process.on('uncaughtException', onUncaught);
+    try {
+      const turns = answerInTurns((request) => {
+        if (nameOf(request) === 'b') throw new Error('handler failed');
+        answered.push(nameOf(request));
+      }, { perTurn: 8, perTurnWhileAccepting: 8 });
+      arrive(turns, ['a', 'b', 'c', 'd']);
+      for (let turn = 0; turn < 4 && answered.length < 3; turn += 1) await nextTurn();
+      expect(answered).toEqual(['a', 'c', 'd']);
+      expect(thrown).toHaveLength(1);
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+      for (const original of listeners) process.on('uncaughtException', original);
+    }
+  });
+});
+
+describe('createHttpServer: a real server', () => {
+  it('answers every request of many connections at once, each connection’s in order', async () => {
+    const server = createHttpServer(
+      (request, response) => {
+        response.setHeader('content-type', 'text/plain');
+        response.end(request.url);
+      },
+      { keepAliveTimeout: 5_000, requestTimeout: 10_000, connectionTimeout: 60_000 },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    // Node's own 'connection' listener, and the scheduler's (it answers fewer per turn while accepting).
+    expect(server.listenerCount('connection')).toBe(2);
+    try {
+      // More requests at once than one turn answers: 5 per connection, 40 connections.
+      const connections = Array.from({ length: 40 }, async (_, connection) => {
+        const answers: string[] = [];
+        for (let request = 0; request < 5; request += 1) {
+          const response = await fetch(`http://127.0.0.1:${port}/${connection}/${request}`);
+          answers.push(await response.text());
+        }
+        return answers;
+      });
+      const results = await Promise.all(connections);
+      expect(40 * 5).toBeGreaterThan(REQUESTS_PER_TURN);
+      results.forEach((answers, connection) => {
+        expect(answers).toEqual([0, 1, 2, 3, 4].map((request) => `/${connection}/${request}`));
+      });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('the service’s server keeps Fastify’s settings', () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startService('sqlite', { REQUEST_TIMEOUT: '12' });
+  });
+  afterAll(() => service?.stop());
+
+  it('header size limit, timeouts and keep-alive are those app.ts sets', () => {
+    const server = service.app.server;
+    // Set from the `maxHeaderSize` option; @types/node does not declare the property.
+    expect((server as typeof server & { maxHeaderSize?: number }).maxHeaderSize).toBe(128 * 1024);
+    expect(server.requestTimeout).toBe(12_000);
+    expect(server.headersTimeout).toBe(12_000);
+    expect(server.keepAliveTimeout).toBe(65_000);
+    expect(server.timeout).toBe(60_000);
+  });
+});
