@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { accessSync, chownSync, constants, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './process.js';
@@ -65,7 +66,7 @@ export interface PrivatePostgres {
    * Freezes the running server (SIGSTOP to the postmaster and every backend): it accepts TCP
    * connections into the kernel backlog but never answers, like a hung host.
    */
-  freeze(): void;
+  freeze(): Promise<void>;
   /** Resumes a frozen server (SIGCONT to the processes `freeze` stopped). */
   thaw(): void;
   /** Creates a database on the running cluster and returns its DB_URL. */
@@ -124,10 +125,24 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
         return false;
       }
     },
-    freeze() {
+    async freeze() {
       const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      frozen = [postmaster, ...childrenOf(postmaster)];
-      for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+      // The postmaster first, so it forks no backend after its children are listed (a backend
+      // forked in between kept answering through a whole "hang" once, seen in CI). Then its
+      // children, listed again until each one shows as stopped (signals arrive asynchronously).
+      process.kill(postmaster, 'SIGSTOP');
+      frozen = [postmaster];
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const running = [postmaster, ...childrenOf(postmaster)].filter((pid) => !isStopped(pid));
+        if (running.length === 0) return;
+        if (Date.now() > deadline) throw new Error(`freeze: processes ${running.join(', ')} still run after 5 s`);
+        for (const pid of running) {
+          process.kill(pid, 'SIGSTOP');
+          if (!frozen.includes(pid)) frozen.push(pid);
+        }
+        await sleep(10);
+      }
     },
     thaw() {
       for (const pid of frozen) {
@@ -174,6 +189,21 @@ export function childrenOf(parent: number): number[] {
     }
   }
   return pids;
+}
+
+/**
+ * True once `pid` runs no more: stopped by a signal (state T in /proc), exited (Z: a backend that
+ * ended as the postmaster was stopped stays unreaped), or gone.
+ */
+function isStopped(pid: number): boolean {
+  try {
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'T' || state === 'Z' || state === 'X';
+  } catch {
+    return true;
+  }
 }
 
 /** uid and gid of the `postgres` user, from /etc/passwd. */

@@ -2,7 +2,7 @@
 // pings the store, answers 503 "Service unavailable" while it is down (within its 2 s bound)
 // and 200 again once it is back. The outage runs the built service as a child process over a
 // private PostgreSQL cluster (test/helpers/private-postgres.ts) that the test stops and restarts.
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,23 +41,6 @@ async function probeUntil(baseUrl: string, path: string, accept: (probe: Probe) 
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`${path} did not reach the expected answer within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
-}
-
-/** Pids whose parent is `parent` (Linux /proc). */
-function childrenOf(parent: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after the last ')'.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === parent) children.push(Number(entry));
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return children;
 }
 
 forEachStore((kind) => {
@@ -160,10 +143,7 @@ describeWithPrivatePostgres('GET /readyz while the store is down (child process 
   it('a stalled store (SIGSTOP on PostgreSQL) still answers /readyz within the 2 s bound', async () => {
     // Not refused but silent: every PostgreSQL process of the cluster is frozen, so the pool's
     // connections hang without an error; readiness must not hang with them.
-    const postmaster = Number(readFileSync(join(cluster.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    expect(postmaster).toBeGreaterThan(0);
-    const frozen = [postmaster, ...childrenOf(postmaster)];
-    for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    await cluster.freeze();
     try {
       const answer = await probe(baseUrl, '/readyz');
       expect(answer.status).toBe(503);
@@ -171,7 +151,7 @@ describeWithPrivatePostgres('GET /readyz while the store is down (child process 
       expect(answer.ms).toBeLessThan(READY_BOUND_MS);
       expect((await probe(baseUrl, '/healthz')).body).toEqual(ALIVE);
     } finally {
-      for (const pid of frozen) process.kill(pid, 'SIGCONT');
+      cluster.thaw();
     }
     const back = await probeUntil(baseUrl, '/readyz', (answer) => answer.status === 200, 15_000);
     expect(back.body).toEqual(READY);
