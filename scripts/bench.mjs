@@ -4,7 +4,8 @@
 //
 // Starts the built service (`node dist/main.js`, default settings except SECRET_TOKEN, PORT and
 // DB_URL) on a fresh SQLite store and, when reachable, a fresh PostgreSQL database; next to it a
-// bare node:http server answering a fixed book envelope as the baseline. wrk (1 thread,
+// bare node:http server answering a fixed book envelope as the baseline, and (per core, with
+// PostgreSQL) a node:http + pg server reading the service's database as the floor. wrk (1 thread,
 // 64 connections, scripts/bench/scenario.lua) drives each scenario for BENCH_DURATION seconds
 // after a short warm-up, for BENCH_ROUNDS rounds taken round-robin over all scenarios; the
 // medians are reported. Then GET /books at 10,000 books, peak RSS, and startup time.
@@ -27,7 +28,7 @@
 //   plan.mjs         the order of a run, phase by phase
 //   children.mjs     child processes, stopping them, cleanup on success, failure and Ctrl-C
 //   processes.mjs    starting the service and the baseline, waiting for their first 200
-//   baseline-server.mjs  the bare node:http baseline process
+//   baseline-server.mjs  the bare node:http baseline process, and the node:http + pg floor
 //   client.mjs       the bench's HTTP client (free port, request, token)
 //   stores.mjs       fresh SQLite and PostgreSQL stores
 //   seed.mjs         seeding a server through its API

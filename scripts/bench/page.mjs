@@ -60,7 +60,10 @@ The service is the built \`node dist/main.js\` with its default settings except 
 \`PORT\` and \`DB_URL\` (so \`LOG_LEVEL=info\`: one JSON log line per request, written to a file; metrics on),
 on a fresh store seeded with ${SEED_BOOKS} books through the API. The baseline is a bare \`node:http\`
 server in its own process that answers every request with a fixed ${Buffer.byteLength(BASELINE_BODY)}-byte book envelope:
-the ceiling of one Node process.
+the ceiling of one Node process. With PostgreSQL, the per-core half also runs a **floor**: \`node:http\` and pg with
+nothing else (no framework, token check, log or metrics), reading the service's own database through a pool of 10
+with one named prepared statement, as the service does. It is what any Node service using pg can reach at most
+on \`GET /book/:id\`, and it is compared with Go/Gin's \`GET /book/:id\`.
 
 The **Go/Gin reference** ([bench/go-gin](../bench/go-gin/README.md)) is a Go + Gin + \`database/sql\`
 implementation of the same API (same routes, status codes and envelopes), tuned as a Go developer would
@@ -103,7 +106,8 @@ ${mdTable(...rssTable(mode))}
 - **max** is wrk's largest latency of a run (median over the rounds); warm-ups are not counted.
 - **errors** counts non-2xx responses and socket errors (connect, read, write, timeout) reported by wrk.
 - **vs Go/Gin** is the service's req/s divided by the Go/Gin reference's on the same scenario, store and half
-  (above 1× the service is faster); the baseline row gives the ceiling of one Node process instead.
+  (above 1× the service is faster); the baseline row gives the ceiling of one Node process instead, and the
+  floor row how the node:http + pg floor compares with Go/Gin.
 - **peak RSS** is \`VmHWM\` from \`/proc/<pid>/status\` at the end of the half, added up over a server's
   processes (with \`WORKERS=N\`: the primary and its N workers), and the largest single process.
 ${goGinSkips(report).length ? `\n${goGinSkips(report).map((line) => `- ${line}`).join('\n')}\n` : ''}

@@ -89,10 +89,22 @@ async function runMode(mode, { stores, goGin, tempDir, workDir, tool, settings }
   const baseline = spawnBaseline(baselinePort, mode.serverCpu);
   await waitForAnswer(baseline, baselinePort, performance.now(), { method: 'GET', path: '/', what: 'the baseline server' });
 
-  const scenarios = buildScenarios(stores, baselinePort);
+  // Per core only: the floor of a PostgreSQL read in one Node process (node:http + pg, nothing
+  // else), on the service's own seeded database. With WORKERS=N it would compare unlike things.
+  const postgres = stores.find((store) => store.kind === 'postgres');
+  let floor;
+  if (postgres && mode.id === 'core') {
+    const port = await freePort();
+    floor = { store: postgres, port, child: spawnBaseline(port, mode.serverCpu, postgres.url) };
+    const path = `/book/${postgres.seededIds[0]}`;
+    await waitForAnswer(floor.child, port, performance.now(), { method: 'GET', path, what: 'the node:http + pg floor' });
+  }
+
+  const scenarios = buildScenarios(stores, baselinePort, floor);
   await runRounds(scenarios, tool, settings, mode);
   const peaks = { baseline: readPeakRss(baseline.pid) };
   await stopChild(baseline);
+  if (floor) await stopChild(floor.child);
 
   for (const store of stores) {
     peaks[store.kind] = { service: readPeakRss(store.service.child.pid) };

@@ -63,9 +63,11 @@ function spawnService(store, port, workDir, workers, cpu) {
   });
 }
 
-export function spawnBaseline(port, cpu) {
+/** The node:http baseline; with `postgresUrl`, the node:http + pg floor reading that database. */
+export function spawnBaseline(port, cpu, postgresUrl) {
   checkAborted();
-  const child = spawn(...pinned(cpu, process.execPath, [BASELINE_SERVER, String(port)]), {
+  const args = [BASELINE_SERVER, String(port), ...(postgresUrl ? [postgresUrl] : [])];
+  const child = spawn(...pinned(cpu, process.execPath, args), {
     env: childEnv({}),
     stdio: ['ignore', 'ignore', 'inherit'],
   });

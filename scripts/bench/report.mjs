@@ -17,7 +17,8 @@ function scenarioResults(scenarios) {
     .filter((scenario) => scenario.target !== 'go-gin')
     .map((scenario) => {
       const summary = summaries.get(scenario);
-      const go = scenarios.find((o) => o.target === 'go-gin' && o.store === scenario.store && o.id === scenario.id);
+      const goId = scenario.goId ?? scenario.id;
+      const go = scenarios.find((o) => o.target === 'go-gin' && o.store === scenario.store && o.id === goId);
       const goSummary = go ? summaries.get(go) : null;
       return {
         id: scenario.id,

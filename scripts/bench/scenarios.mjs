@@ -42,8 +42,12 @@ function storeScenarios(port, seededIds, store) {
   ];
 }
 
-/** All scenarios of the run, in the order of a round; the baseline first. */
-export function buildScenarios(stores, baselinePort) {
+/**
+ * All scenarios of the run, in the order of a round; the baseline first. `floor` (per core, with
+ * PostgreSQL): { store, port } of the node:http + pg server, run as `GET /book/:id` beside
+ * the service's and compared with Go/Gin's `GET /book/:id`.
+ */
+export function buildScenarios(stores, baselinePort, floor) {
   const scenarios = [
     {
       id: 'baseline',
@@ -72,6 +76,17 @@ export function buildScenarios(stores, baselinePort) {
         }))
       : [];
     service.forEach((scenario, i) => scenarios.push(scenario, ...(go[i] ? [go[i]] : [])));
+    if (floor?.store === store) {
+      scenarios.push({
+        id: 'get-book-floor',
+        goId: 'get-book',
+        name: `GET /book/:id: floor, bare node:http + pg (${SEED_BOOKS} ids in turn)`,
+        label: `GET /book/:id floor, node:http + pg [${store.label}]`,
+        target: 'floor',
+        store,
+        run: () => ({ port: floor.port, paths: store.seededIds.map((id) => `/book/${id}`) }),
+      });
+    }
   }
   for (const scenario of scenarios) {
     scenario.rounds = [];
