@@ -51,7 +51,7 @@ page rather than editing it. Raw numbers of the last run: \`bench-results/latest
       ? `\`wrk -t${settings.threads} -c${settings.connections} -d${settings.durationS}s --latency -s scripts/bench/scenario.lua\``
       : `\`autocannon -c ${settings.connections} -d ${settings.durationS}\`; GET /book/:id asks for one id only`
   }), on the same machine |
-| rounds × duration | ${settings.rounds} × ${settings.durationS} s, each run after a ${settings.warmupS} s warm-up that is not counted; rounds go round-robin over all scenarios; figures (req/s, p50, p99, max) are medians over the rounds, errors are summed over the rounds |
+| rounds × duration | ${settings.rounds} × ${settings.durationS} s, each run after a ${settings.warmupS} s warm-up that is not counted, and before round 1 of each half every scenario runs ${settings.settleS} s, not counted, so that round 1 measures compiled code and full pools; rounds go round-robin over all scenarios; figures (req/s, p50, p99, max) are medians over the rounds, errors are summed over the rounds |
 | halves | ${report.modes.map((mode) => mode.label).join('; ')} |
 
 ${[...storeLines, ...goStoreLines].join('\n')}

@@ -40,7 +40,7 @@ export async function runPlan(settings) {
   const machine = describeMachine(tool);
   const started = new Date();
   log(
-    `bench: ${settings.rounds} round(s) × ${settings.durationS} s (+${settings.warmupS} s warm-up), ` +
+    `bench: ${settings.rounds} round(s) × ${settings.durationS} s (+${settings.warmupS} s warm-up; ${settings.settleS} s per scenario to settle first), ` +
       `${tool.name} ${THREADS} thread / ${CONNECTIONS} connections; ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ` +
       `load ${machine.loadAverageAtStart.join(' ')}`,
   );

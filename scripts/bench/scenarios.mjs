@@ -97,6 +97,18 @@ export function buildScenarios(stores, baselinePort, floor) {
 
 /** Runs the rounds (wrk pinned as `mode` says); each scenario collects its measured runs and warm-ups. */
 export async function runRounds(scenarios, tool, settings, mode) {
+  // Once per half, before round 1: every server runs each of its scenarios for a while, so that
+  // round 1 measures compiled code and full pools as the later rounds do (without it, the
+  // node:http + pg floor went 5.5k, 7.4k, 8.9k req/s over its three rounds).
+  if (settings.settleS > 0) {
+    for (const scenario of scenarios) {
+      checkAborted();
+      scenario.assertAlive?.();
+      await runLoad(tool, { ...(await scenario.run()), cpu: mode.loadCpu, duration: settings.settleS });
+      await scenario.after?.();
+    }
+    log(`bench: [${mode.id}] every scenario ran ${settings.settleS} s to settle (not counted)`);
+  }
   for (let round = 1; round <= settings.rounds; round += 1) {
     for (const scenario of scenarios) {
       checkAborted();

@@ -5,6 +5,9 @@
 //   BENCH_ROUNDS        rounds (default 3)
 //   BENCH_DURATION      seconds per measured run (default 5)
 //   BENCH_WARMUP        seconds of warm-up before each run, not counted (default 2; 0 = none)
+//   BENCH_SETTLE        seconds each scenario runs once, before the first round of each half,
+//                       not counted (default 5; 0 = none): a fresh Node process compiles its hot
+//                       code and fills its pools over its first seconds of load
 //   BENCH_STORES        stores to run (default sqlite,postgres)
 //   BENCH_MODES         which halves to run (default core,machine):
 //                         core     per core: each server (service, Go/Gin, node:http) pinned to
@@ -88,6 +91,7 @@ export function readSettings() {
     rounds: intSetting('BENCH_ROUNDS', 3, 1),
     durationS: intSetting('BENCH_DURATION', 5, 1),
     warmupS: intSetting('BENCH_WARMUP', 2, 0),
+    settleS: intSetting('BENCH_SETTLE', 5, 0),
     threads: THREADS,
     connections: CONNECTIONS,
     goGin: goGinMode(),

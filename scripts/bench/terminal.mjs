@@ -9,7 +9,7 @@ export function renderConsole(report, stores) {
   return [
     '',
     `Book service benchmark — ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ${machine.loadGenerator}, load at start ${machine.loadAverageAtStart.join(' ')}`,
-    `${settings.threads} thread, ${settings.connections} connections, ${settings.durationS} s per run after ${settings.warmupS} s warm-up (not counted), median of ${settings.rounds} round(s); errors summed over the rounds`,
+    `${settings.threads} thread, ${settings.connections} connections, ${settings.durationS} s per run after ${settings.warmupS} s warm-up (not counted; ${settings.settleS} s per scenario to settle before round 1), median of ${settings.rounds} round(s); errors summed over the rounds`,
     '',
     ...report.modes.flatMap((mode) => [`${mode.label}:`, textTable(...resultTable(mode)), '', textTable(...rssTable(mode)), '']),
     ...goGinSkips(report),
