@@ -2,7 +2,11 @@
 // databases (how a query runs, inserts, updates, the list page, errors) is the driver's.
 // A conflict (deadlock, serialization failure, a Galera certification failure) rolled the
 // work back: it is run again, a few times with growing pauses, before the client sees a 503.
+// Reads asked for together share queries (DataLoader, no cache): the books of one turn's
+// GET /book/:id requests in one query on PostgreSQL and MySQL, and one query per distinct
+// list page on every store.
 import { setTimeout as sleep } from 'node:timers/promises';
+import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import { BOOK_COLUMNS, type BookFields, type StoredBook } from '../books/book.js';
 import type { BookPage, BookStore, NodeUse, PoolStats } from './book-store.js';
@@ -14,14 +18,57 @@ import { StoreUnavailableError, rethrowStoreError } from './errors.js';
 const CONFLICT_RETRIES = 6;
 const FIRST_CONFLICT_PAUSE_MS = 5;
 
+/** Most ids one batched read asks for; more requests in one turn make several queries. */
+const MAX_IDS_PER_READ = 64;
+
 export class BookRepository implements BookStore {
   // The hot queries, built and compiled once instead of on every request.
   private readonly selectById;
   private readonly deleteById;
+  /** GET /book/:id on a database across a network: the reads of one turn in one query. */
+  private readonly booksById: DataLoader<bigint, StoredBook | undefined> | undefined;
+  /** List pages asked for together: one query per distinct page (`afterId:limit`). */
+  private readonly pages: DataLoader<string, BookPage>;
 
   constructor(private readonly driver: BookStoreDriver) {
     this.selectById = driver.db.selectFrom('books').select(BOOK_COLUMNS).where('id', '=', 0n).compile();
     this.deleteById = driver.db.deleteFrom('books').where('id', '=', 0n).compile();
+    const { selectByIds } = driver;
+    // Requests that arrive together (the HTTP server answers a turn's requests together) ask
+    // for their books in one round trip instead of one each: one pooled connection, one write
+    // and one read on its socket, one result to parse. No cache: each batch is a new query,
+    // sent after every request in it arrived, so it sees every write acknowledged before.
+    this.booksById =
+      selectByIds &&
+      new DataLoader(
+        async (ids: readonly bigint[]) => {
+          const found = new Map<bigint, StoredBook>();
+          for (const row of (await selectByIds(ids)).rows) {
+            const book = toStoredBook(row);
+            found.set(book.id, book);
+          }
+          return ids.map((id) => found.get(id));
+        },
+        { cache: false, maxBatchSize: MAX_IDS_PER_READ },
+      );
+    // Clients that list the collection at the same moment (a dashboard on many screens, a
+    // retry storm) get the page one query read, started after each of them asked.
+    this.pages = new DataLoader(
+      async (keys: readonly string[]) => {
+        const queries = new Map<string, Promise<BookPage>>();
+        for (const key of new Set(keys)) {
+          const [afterId, limit] = key.split(':');
+          queries.set(key, this.readPage(BigInt(afterId!), Number(limit)));
+        }
+        // One failed page fails only the requests that asked for it.
+        return Promise.all(keys.map((key) => queries.get(key)!.catch((error: unknown) => toError(error))));
+      },
+      { cache: false },
+    );
+  }
+
+  private async readPage(afterId: bigint, limit: number): Promise<BookPage> {
+    return this.driver.decodePage((await this.driver.selectPage(afterId, limit)).rows);
   }
 
   /**
@@ -55,10 +102,12 @@ export class BookRepository implements BookStore {
   }
 
   async listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
-    return this.run(async () => this.driver.decodePage((await this.driver.selectPage(afterId, limit)).rows));
+    return this.run(() => this.pages.load(`${afterId}:${limit}`));
   }
 
   async get(id: bigint): Promise<StoredBook | undefined> {
+    const { booksById } = this;
+    if (booksById) return this.run(() => booksById.load(id));
     return this.run(async () => {
       const row = (await this.driver.read(bind(this.selectById, [id]))).rows[0];
       return row && toStoredBook(row);
@@ -91,4 +140,9 @@ export class BookRepository implements BookStore {
   async close(): Promise<void> {
     await this.driver.close();
   }
+}
+
+/** DataLoader answers a key with an Error instance by rejecting that key's load with it. */
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error), { cause: error });
 }

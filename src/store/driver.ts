@@ -43,6 +43,13 @@ export interface BookStoreDriver {
   read<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
   /** Runs a compiled single-statement write; resolves once it is durable. */
   write<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+  /**
+   * The books with these ids (any order, the missing ones left out), in one query. Given by
+   * the databases across a network: the repository reads the books that requests arriving
+   * together ask for in one round trip (see book-repository.ts). Left out by SQLite, whose
+   * reads are synchronous calls.
+   */
+  selectByIds?(ids: readonly bigint[]): Promise<QueryResult<BookRow>>;
 
   /** Inserts a book (title, author, year). */
   insertBook(fields: BookFields): Promise<QueryResult<unknown>>;

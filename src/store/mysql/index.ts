@@ -39,6 +39,8 @@ export const mysql: DatabaseModule<{ nodes: DatabaseNode[] }> = {
           const row = await trx.selectFrom('books').select(BOOK_COLUMNS).where('id', '=', id).executeTakeFirst();
           return { rows: row ? [row as BookRow] : [] };
         }),
+      // `in (?, …)` with one placeholder per id: mysql2 sends the text with the values, no statement is prepared.
+      selectByIds: (ids) => run(db.selectFrom('books').select(BOOK_COLUMNS).where('id', 'in', ids).compile()),
       selectPage: (afterId, limit) => run(bind(page, [afterId, limit])),
       decodePage(rows): BookPage {
         const books = rows as readonly BookRow[];

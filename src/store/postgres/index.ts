@@ -40,6 +40,12 @@ export const postgres: DatabaseModule<{ nodes: DatabaseNode[]; sessionAttrs: Ses
         sql<bigint | null>`max(b.id)`.as('lastId'),
       ])
       .compile();
+    // One text whatever the number of ids (an array parameter), so one prepared statement.
+    const byIds = db
+      .selectFrom('books')
+      .select(BOOK_COLUMNS)
+      .where('id', '=', sql<bigint>`any(${sql.val<bigint[]>([])}::int8[])`)
+      .compile();
     const max = options.poolMax ?? DEFAULT_POOL_MAX;
     return {
       db,
@@ -47,6 +53,7 @@ export const postgres: DatabaseModule<{ nodes: DatabaseNode[]; sessionAttrs: Ses
       read: run,
       write: run,
       ...returningWrites(db, run),
+      selectByIds: (ids) => run(bind(byIds, [ids])),
       selectPage: (afterId, limit) => run(bind(page, [afterId, limit])),
       decodePage(rows): BookPage {
         const { json, count, lastId } = rows[0] as AggregatedPage;

@@ -1,0 +1,133 @@
+// GET /book/:id on PostgreSQL and MySQL: the reads of requests that arrive together are one
+// query (src/store/book-repository.ts). Each request must still get exactly its own book, a
+// missing one its 404, and a write acknowledged before a read must be seen by it.
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredBook } from '../../src/books/book.js';
+import { BookRepository } from '../../src/store/book-repository.js';
+import type { BookStoreDriver } from '../../src/store/driver.js';
+import { openStore } from '../../src/store/open-store.js';
+import { describeStoreUrl, openDriver, parseStoreUrl } from '../../src/store/store-url.js';
+import { useService } from '../helpers/service.js';
+import { createTestStore, forEachStore, type TestStore } from '../helpers/stores.js';
+
+const BOOKS = 40;
+
+forEachStore((kind) => {
+  describe('GET /book/:id, many at once', () => {
+    const service = useService(kind);
+
+    it(`${BOOKS} books, missing ids and repeated ids read at once: each answer is its own`, async () => {
+      const token = await service.client.token();
+      const created = await Promise.all(
+        Array.from({ length: BOOKS }, (_, i) =>
+          service.client.createBook(token, { title: `Batch ${i}`, author: `Reader ${i % 5}`, year: 1900 + i }),
+        ),
+      );
+      const deleted = created.splice(0, 5);
+      for (const book of deleted) expect((await service.client.request('DELETE', `/book/${book.id}`, { token })).status).toBe(200);
+      const missing = [...deleted.map((book) => book.id), Math.max(...created.map((book) => book.id)) + 1000];
+      // Each existing id three times, each missing one twice, interleaved.
+      const ids = [...created, ...created, ...created].map((book) => book.id).concat(missing, missing);
+      ids.sort((a, b) => (a * 7919) % 101 - (b * 7919) % 101);
+
+      const responses = await Promise.all(ids.map((id) => service.client.request('GET', `/book/${id}`, { token })));
+
+      const byId = new Map(created.map((book) => [book.id, book]));
+      responses.forEach((response, i) => {
+        const book = byId.get(ids[i]!);
+        if (book) expect(response.body, `GET /book/${ids[i]}`).toEqual({ status: 200, message: 'Book retrieved successfully', data: book });
+        else expect(response.body, `GET /book/${ids[i]}`).toEqual({ status: 404, message: 'Book not found', data: null });
+      });
+    });
+  });
+}, ['sqlite', 'postgres', 'mysql']);
+
+// The batching itself, on the repository over a real database: how many queries the reads took.
+forEachStore((kind) => {
+  const acrossNetwork = kind !== 'sqlite';
+  describe('the repository batches the reads of one turn', () => {
+    let testStore: TestStore;
+    let driver: BookStoreDriver;
+    let repository: BookRepository;
+    const batches: bigint[][] = [];
+    const pages: string[] = [];
+
+    beforeAll(async () => {
+      testStore = await createTestStore(kind);
+      const logger = pino({ level: 'silent' });
+      const settings = {
+        target: parseStoreUrl(testStore.url, process.cwd()),
+        description: describeStoreUrl(testStore.url),
+        connectTimeoutMs: 5000,
+        queryTimeoutMs: 5000,
+        poolMax: 4,
+      };
+      // Migrated by the real startup path, then opened again with its reads counted.
+      await (await openStore(settings, logger)).close();
+      driver = await openDriver(settings.target, { queryTimeoutMs: 5000, poolMax: 4, logger, description: settings.description });
+      const selectByIds = driver.selectByIds?.bind(driver);
+      // SQLite reads one book by a synchronous call: nothing to batch.
+      expect(selectByIds !== undefined, `${kind} reads several ids in one query`).toBe(acrossNetwork);
+      if (selectByIds) {
+        driver.selectByIds = (ids) => {
+          batches.push([...ids]);
+          return selectByIds(ids);
+        };
+      }
+      const selectPage = driver.selectPage.bind(driver);
+      driver.selectPage = (afterId, limit) => {
+        pages.push(`${afterId}:${limit}`);
+        return selectPage(afterId, limit);
+      };
+      repository = new BookRepository(driver);
+    });
+
+    afterAll(async () => {
+      await repository?.close();
+      await testStore?.drop();
+    });
+
+    it.runIf(acrossNetwork)('reads asked for together are one query; each gets its own book or nothing', async () => {
+      const books: StoredBook[] = [];
+      for (let i = 0; i < 12; i += 1) books.push(await repository.create({ title: `T${i}`, author: `A${i}`, year: i }));
+      const missing = books.at(-1)!.id + 100n;
+      batches.length = 0;
+
+      const asked = [...books.map((book) => book.id), missing, books[3]!.id];
+      const answers = await Promise.all(asked.map((id) => repository.get(id)));
+
+      expect(batches).toHaveLength(1);
+      expect(batches[0]).toEqual(asked);
+      expect(answers).toEqual([...books, undefined, books[3]]);
+    });
+
+    it.runIf(acrossNetwork)('a write acknowledged before the reads is seen by them; reads in separate turns are separate queries', async () => {
+      const book = await repository.create({ title: 'Before', author: 'Writer', year: 1 });
+      batches.length = 0;
+      await repository.update(book.id, { title: 'After' });
+      expect(await repository.get(book.id)).toEqual({ ...book, title: 'After' });
+      await repository.delete(book.id);
+      expect(await repository.get(book.id)).toBeUndefined();
+      expect(batches).toEqual([[book.id], [book.id]]);
+    });
+
+    it('the same list page asked for together is one query; another page is its own; a write before is seen', async () => {
+      for (let i = 0; i < 3; i += 1) await repository.create({ title: `Listed ${i}`, author: 'A', year: i });
+      pages.length = 0;
+      const [first, ...others] = await Promise.all([
+        ...Array.from({ length: 8 }, () => repository.listPageJson(0n, 1000)),
+        repository.listPageJson(0n, 2),
+      ]);
+      expect(pages.sort()).toEqual(['0:1000', '0:2']);
+      for (const page of others.slice(0, 7)) expect(page).toEqual(first);
+      expect(others[7]!.count).toBe(2);
+
+      const added = await repository.create({ title: 'Listed last', author: 'B', year: 3 });
+      const after = await repository.listPageJson(0n, 1000);
+      expect(after.count).toBe(first!.count + 1);
+      expect(after.lastId).toBe(added.id);
+      expect(pages).toHaveLength(3);
+    });
+  });
+});
