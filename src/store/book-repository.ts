@@ -4,7 +4,7 @@
 // work back: it is run again, a few times with growing pauses, before the client sees a 503.
 // Reads asked for together share queries (DataLoader, no cache): the books of one turn's
 // GET /book/:id requests in one query on PostgreSQL and MySQL, and one query per distinct
-// list page on every store.
+// list page on every store. Creates asked for together on PostgreSQL are one INSERT.
 import { setTimeout as sleep } from 'node:timers/promises';
 import DataLoader from 'dataloader';
 import { sql } from 'kysely';
@@ -20,6 +20,8 @@ const FIRST_CONFLICT_PAUSE_MS = 5;
 
 /** Most ids one batched read asks for; more requests in one turn make several queries. */
 const MAX_IDS_PER_READ = 64;
+/** Most books one batched insert writes. */
+const MAX_BOOKS_PER_INSERT = 64;
 
 export class BookRepository implements BookStore {
   // The hot queries, built and compiled once instead of on every request.
@@ -29,6 +31,8 @@ export class BookRepository implements BookStore {
   private readonly booksById: DataLoader<bigint, StoredBook | undefined> | undefined;
   /** List pages asked for together: one query per distinct page (`afterId:limit`). */
   private readonly pages: DataLoader<string, BookPage>;
+  /** POST /book where the database returns each inserted row: one turn's books in one INSERT. */
+  private readonly inserts: DataLoader<BookFields, StoredBook> | undefined;
 
   constructor(private readonly driver: BookStoreDriver) {
     this.selectById = driver.db.selectFrom('books').select(BOOK_COLUMNS).where('id', '=', 0n).compile();
@@ -65,6 +69,48 @@ export class BookRepository implements BookStore {
       },
       { cache: false },
     );
+    const { insertBooks } = driver;
+    this.inserts =
+      insertBooks &&
+      new DataLoader((books: readonly BookFields[]) => this.insertTogether(books, insertBooks), {
+        cache: false,
+        maxBatchSize: MAX_BOOKS_PER_INSERT,
+      });
+  }
+
+  /**
+   * The books in one INSERT (one commit); each request gets a row with its own fields (rows
+   * with equal fields are interchangeable). A conflict or a lost store fails every request,
+   * which `run` then handles for each. Any other error (one book the database refused) rolled
+   * the whole statement back: each book is then inserted alone, so only its request fails.
+   */
+  private async insertTogether(
+    books: readonly BookFields[],
+    insertBooks: NonNullable<BookStoreDriver['insertBooks']>,
+  ): Promise<(StoredBook | Error)[]> {
+    const insertAlone = (book: BookFields) => this.insertOne(book).catch(toError);
+    if (books.length === 1) return [await insertAlone(books[0]!)];
+    let rows;
+    try {
+      rows = (await insertBooks(books)).rows;
+    } catch (error) {
+      const kind = this.driver.classifyError(error);
+      if (kind === 'conflict' || kind === 'unavailable') return books.map(() => toError(error));
+      return Promise.all(books.map(insertAlone));
+    }
+    const written = new Map<string, StoredBook[]>();
+    for (const row of rows) {
+      const book = toStoredBook(row);
+      const key = fieldsKey(book);
+      const same = written.get(key);
+      if (same) same.push(book);
+      else written.set(key, [book]);
+    }
+    return books.map((book) => written.get(fieldsKey(book))?.shift() ?? new Error('a batched insert returned fewer rows than it wrote'));
+  }
+
+  private async insertOne(values: BookFields): Promise<StoredBook> {
+    return this.driver.insertedBook(await this.driver.insertBook(values), values);
   }
 
   private async readPage(afterId: bigint, limit: number): Promise<BookPage> {
@@ -98,7 +144,8 @@ export class BookRepository implements BookStore {
 
   async create(fields: BookFields): Promise<StoredBook> {
     const values = { title: fields.title, author: fields.author, year: fields.year };
-    return this.run(async () => this.driver.insertedBook(await this.driver.insertBook(values), values));
+    const { inserts } = this;
+    return this.run(() => (inserts ? inserts.load(values) : this.insertOne(values)));
   }
 
   async listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
@@ -145,4 +192,8 @@ export class BookRepository implements BookStore {
 /** DataLoader answers a key with an Error instance by rejecting that key's load with it. */
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error), { cause: error });
+}
+
+function fieldsKey(book: BookFields): string {
+  return JSON.stringify([book.title, book.author, book.year]);
 }

@@ -53,6 +53,13 @@ export interface BookStoreDriver {
 
   /** Inserts a book (title, author, year). */
   insertBook(fields: BookFields): Promise<QueryResult<unknown>>;
+  /**
+   * Inserts several books in one statement (one transaction: all or none), each row as
+   * written coming back, in any order. Given where the database can say which id each row
+   * got (PostgreSQL's RETURNING): the repository writes the books of requests that arrive
+   * together in one round trip and one commit.
+   */
+  insertBooks?(books: readonly BookFields[]): Promise<QueryResult<BookRow>>;
   /** The stored book from insertBook's result: the row it returned, or the id it generated. */
   insertedBook(result: QueryResult<unknown>, fields: BookFields): StoredBook;
   /** Applies `changes` (at least one field); the first row is the book as written, none when it does not exist. */

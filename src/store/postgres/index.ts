@@ -46,6 +46,15 @@ export const postgres: DatabaseModule<{ nodes: DatabaseNode[]; sessionAttrs: Ses
       .select(BOOK_COLUMNS)
       .where('id', '=', sql<bigint>`any(${sql.val<bigint[]>([])}::int8[])`)
       .compile();
+    // Several books in one statement: three arrays, one text whatever their length.
+    const insertMany = db
+      .insertInto('books')
+      .columns(['title', 'author', 'year'])
+      .expression(
+        sql`select * from unnest(${sql.val<string[]>([])}::text[], ${sql.val<string[]>([])}::text[], ${sql.val<number[]>([])}::int4[])`,
+      )
+      .returning(BOOK_COLUMNS)
+      .compile();
     const max = options.poolMax ?? DEFAULT_POOL_MAX;
     return {
       db,
@@ -54,6 +63,8 @@ export const postgres: DatabaseModule<{ nodes: DatabaseNode[]; sessionAttrs: Ses
       write: run,
       ...returningWrites(db, run),
       selectByIds: (ids) => run(bind(byIds, [ids])),
+      insertBooks: (books) =>
+        run(bind(insertMany, [books.map((book) => book.title), books.map((book) => book.author), books.map((book) => book.year)])),
       selectPage: (afterId, limit) => run(bind(page, [afterId, limit])),
       decodePage(rows): BookPage {
         const { json, count, lastId } = rows[0] as AggregatedPage;
