@@ -8,7 +8,8 @@
 //   nodes.ts            the hosts a DB_URL lists, and which one is in use (failover)
 //   migration-lease.ts  one migrator at a time across every instance and node
 //   driver.ts           BookStoreDriver: the one interface every database module implements
-//   book-repository.ts  the book operations over a BookStoreDriver, never asking which database
+//   book-repository.ts  the book operations over a BookStoreDriver, never asking which database;
+//                       requests that arrive together share queries (DataLoader)
 //   books-table.ts      the table's Kysely types, its rows, and how a row reads as a book
 //   returning.ts        INSERT/UPDATE … RETURNING, for the databases that have it
 //   migrations/         versioned DDL; the id column and table options come from the driver
