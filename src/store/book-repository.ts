@@ -12,7 +12,7 @@ import { BOOK_COLUMNS, type BookFields, type StoredBook } from '../books/book.js
 import type { BookPage, BookStore, NodeUse, PoolStats } from './book-store.js';
 import { bind, toStoredBook } from './books-table.js';
 import type { BookStoreDriver } from './driver.js';
-import { StoreUnavailableError, rethrowStoreError } from './errors.js';
+import { StatementRefusedError, StoreUnavailableError, rethrowStoreError } from './errors.js';
 
 /** Runs after a conflict; the pause before run n is about 5 ms × 2^(n-1), jittered. */
 const CONFLICT_RETRIES = 6;
@@ -80,9 +80,8 @@ export class BookRepository implements BookStore {
 
   /**
    * The books in one INSERT (one commit); each request gets a row with its own fields (rows
-   * with equal fields are interchangeable). A conflict or a lost store fails every request,
-   * which `run` then handles for each. Any other error (one book the database refused) rolled
-   * the whole statement back: each book is then inserted alone, so only its request fails.
+   * with equal fields are interchangeable). When the database refused the statement (one book
+   * it cannot store), each book is inserted alone, so only that book's request fails.
    */
   private async insertTogether(
     books: readonly BookFields[],
@@ -94,9 +93,11 @@ export class BookRepository implements BookStore {
     try {
       rows = (await insertBooks(books)).rows;
     } catch (error) {
-      const kind = this.driver.classifyError(error);
-      if (kind === 'conflict' || kind === 'unavailable') return books.map(() => toError(error));
-      return Promise.all(books.map(insertAlone));
+      // Refused by the database: rolled back, so each book can be tried alone. Anything else
+      // (a conflict, a lost store, a timeout after which the INSERT may yet commit) is every
+      // request's answer, which `run` turns into a retry or a 503.
+      if (error instanceof StatementRefusedError) return Promise.all(books.map(insertAlone));
+      return books.map(() => toError(error));
     }
     const written = new Map<string, StoredBook[]>();
     for (const row of rows) {

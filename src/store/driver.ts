@@ -57,7 +57,8 @@ export interface BookStoreDriver {
    * Inserts several books in one statement (one transaction: all or none), each row as
    * written coming back, in any order. Given where the database can say which id each row
    * got (PostgreSQL's RETURNING): the repository writes the books of requests that arrive
-   * together in one round trip and one commit.
+   * together in one round trip and one commit. Rejects with a StatementRefusedError (errors.ts)
+   * when the database refused the statement, so that nothing was written.
    */
   insertBooks?(books: readonly BookFields[]): Promise<QueryResult<BookRow>>;
   /** The stored book from insertBook's result: the row it returned, or the id it generated. */

@@ -55,6 +55,8 @@ forEachStore((kind) => {
     const batches: bigint[][] = [];
     const pages: string[] = [];
     const inserts: number[] = [];
+    /** Set by a test: the next shared INSERT runs, then fails as if its answer were lost. */
+    let loseNextInsertAnswer = false;
 
     beforeAll(async () => {
       testStore = await createTestStore(kind);
@@ -82,9 +84,14 @@ forEachStore((kind) => {
       // Only PostgreSQL says which id each row of a multi-row INSERT got (RETURNING).
       expect(insertBooks !== undefined, `${kind} inserts several books in one statement`).toBe(kind === 'postgres');
       if (insertBooks) {
-        driver.insertBooks = (books) => {
+        driver.insertBooks = async (books) => {
           inserts.push(books.length);
-          return insertBooks(books);
+          const result = await insertBooks(books);
+          if (loseNextInsertAnswer) {
+            loseNextInsertAnswer = false;
+            throw new Error('the answer was lost after the INSERT committed');
+          }
+          return result;
         };
       }
       const selectPage = driver.selectPage.bind(driver);
@@ -168,6 +175,15 @@ forEachStore((kind) => {
       }
       const page = await repository.listPageJson(0n, 1000);
       expect(page.json).not.toContain('Refused');
+    });
+
+    it.runIf(kind === 'postgres')('a shared INSERT whose outcome is unknown is not written again: every request fails, nothing is doubled', async () => {
+      const fields = [1, 2, 3].map((i) => ({ title: `Unknown outcome ${i}`, author: 'A', year: i }));
+      loseNextInsertAnswer = true;
+      const results = await Promise.allSettled(fields.map((book) => repository.create(book)));
+      expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      const page = await repository.listPageJson(0n, 1000);
+      for (const book of fields) expect(page.json.split(`"title":"${book.title}"`)).toHaveLength(2);
     });
   });
 });

@@ -1,9 +1,11 @@
 // The PostgreSQL database module: a pg pool with named prepared statements; RETURNING for
 // writes; a whole list page as one row, its JSON joined by PostgreSQL.
 import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
+import pg from 'pg';
 import { BOOK_COLUMNS } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
 import { bind, type BookDatabase } from '../books-table.js';
+import { StatementRefusedError } from '../errors.js';
 import { DEFAULT_POOL_MAX, type BooksTableDdl, type BookStoreDriver, type DatabaseModule } from '../driver.js';
 import type { DatabaseNode } from '../nodes.js';
 import { returningWrites } from '../returning.js';
@@ -64,7 +66,16 @@ export const postgres: DatabaseModule<{ nodes: DatabaseNode[]; sessionAttrs: Ses
       ...returningWrites(db, run),
       selectByIds: (ids) => run(bind(byIds, [ids])),
       insertBooks: (books) =>
-        run(bind(insertMany, [books.map((book) => book.title), books.map((book) => book.author), books.map((book) => book.year)])),
+        run(bind(insertMany, [books.map((book) => book.title), books.map((book) => book.author), books.map((book) => book.year)])).catch(
+          (error: unknown) => {
+            // An answer from the server (not a lost connection or a timeout, after which the
+            // statement may still commit) that is not a conflict: the INSERT was rolled back.
+            const kind = classifyPostgresError(error);
+            throw error instanceof pg.DatabaseError && kind !== 'unavailable' && kind !== 'conflict'
+              ? new StatementRefusedError({ cause: error })
+              : error;
+          },
+        ),
       selectPage: (afterId, limit) => run(bind(page, [afterId, limit])),
       decodePage(rows): BookPage {
         const { json, count, lastId } = rows[0] as AggregatedPage;
