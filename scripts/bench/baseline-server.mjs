@@ -3,10 +3,11 @@
 //     the cheapest possible JSON answer from node:http (a fixed book envelope): the ceiling of
 //     one Node process;
 //   node scripts/bench/baseline-server.mjs PORT POSTGRES_URL
-//     the floor of a PostgreSQL read in Node: node:http and pg with nothing else (no framework,
-//     no token check, no log, no metrics). GET /book/:id reads the service's own books table
-//     through a pool of 10 (the service's default) with one named prepared statement, as the
-//     service does, and answers the same envelope.
+//     the floor of a PostgreSQL read in Node with one query per request: node:http and pg with
+//     nothing else (no framework, no token check, no log, no metrics). GET /book/:id reads the
+//     service's own books table through a pool of 10 (the service's default) with one named
+//     prepared statement per request (the service shares one query among the requests that
+//     arrive together), and answers the same envelope.
 import { Buffer } from 'node:buffer';
 import http from 'node:http';
 import process from 'node:process';

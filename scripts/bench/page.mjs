@@ -62,8 +62,9 @@ on a fresh store seeded with ${SEED_BOOKS} books through the API. The baseline i
 server in its own process that answers every request with a fixed ${Buffer.byteLength(BASELINE_BODY)}-byte book envelope:
 the ceiling of one Node process. With PostgreSQL, the per-core half also runs a **floor**: \`node:http\` and pg with
 nothing else (no framework, token check, log or metrics), reading the service's own database through a pool of 10
-with one named prepared statement, as the service does. It is what any Node service using pg can reach at most
-on \`GET /book/:id\`, and it is compared with Go/Gin's \`GET /book/:id\`.
+with one named prepared statement, one query per request. It is what a Node service using pg reaches at most
+on \`GET /book/:id\` when every request sends its own query (the service shares one query among the requests
+that arrive together), and it is compared with Go/Gin's \`GET /book/:id\`.
 
 The **Go/Gin reference** ([bench/go-gin](../bench/go-gin/README.md)) is a Go + Gin + \`database/sql\`
 implementation of the same API (same routes, status codes and envelopes), tuned as a Go developer would

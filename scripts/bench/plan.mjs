@@ -89,8 +89,8 @@ async function runMode(mode, { stores, goGin, tempDir, workDir, tool, settings }
   const baseline = spawnBaseline(baselinePort, mode.serverCpu);
   await waitForAnswer(baseline, baselinePort, performance.now(), { method: 'GET', path: '/', what: 'the baseline server' });
 
-  // Per core only: the floor of a PostgreSQL read in one Node process (node:http + pg, nothing
-  // else), on the service's own seeded database. With WORKERS=N it would compare unlike things.
+  // Per core only: the floor of a PostgreSQL read in one Node process with one query per request
+  // (node:http + pg, nothing else), on the service's own seeded database. With WORKERS=N it would compare unlike things.
   const postgres = stores.find((store) => store.kind === 'postgres');
   let floor;
   if (postgres && mode.id === 'core') {
