@@ -4,7 +4,7 @@
 export const STOP_MESSAGE = 'book-service:shutdown';
 
 /** The same signal again within this time is the same request delivered twice. */
-const DUPLICATE_SIGNAL_WINDOW_MS = 1_000;
+export const DUPLICATE_SIGNAL_WINDOW_MS = 1_000;
 
 /**
  * SIGTERM/SIGINT: the first starts a graceful stop, a second one forces the exit. The same
