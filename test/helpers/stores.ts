@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
+import type { StoreSettings } from '../../src/store/open-store.js';
+import { describeStoreUrl, parseStoreUrl } from '../../src/store/store-url.js';
 import { openSqlite } from './sqlite.js';
 import { describeWhenAvailable } from './ci.js';
 import { GALERA_SELECTED, GALERA_SUITES } from './private-galera.js';
@@ -100,6 +102,17 @@ export async function withMysqlAdmin<T>(work: (connection: Awaited<ReturnType<ty
   } finally {
     await connection.end();
   }
+}
+
+/** The settings openStore() takes for a test store, as the service would derive them from DB_URL. */
+export function testStoreSettings(testStore: TestStore, { timeoutMs, poolMax }: { timeoutMs: number; poolMax: number }): StoreSettings {
+  return {
+    target: parseStoreUrl(testStore.url, process.cwd()),
+    description: describeStoreUrl(testStore.url),
+    connectTimeoutMs: timeoutMs,
+    queryTimeoutMs: timeoutMs,
+    poolMax,
+  };
 }
 
 /** Runs SQL in a test store's own database (the one the service uses), over a fresh connection. */

@@ -19,9 +19,8 @@ import {
 } from '../../src/books/book.js';
 import type { BookStore } from '../../src/store/book-store.js';
 import { openStore } from '../../src/store/open-store.js';
-import { describeStoreUrl, parseStoreUrl } from '../../src/store/store-url.js';
 import { openSqlite } from '../helpers/sqlite.js';
-import { createTestStore, execInTestStore, forEachStore, type TestStore } from '../helpers/stores.js';
+import { createTestStore, execInTestStore, forEachStore, testStoreSettings, type TestStore } from '../helpers/stores.js';
 
 /** Fields whose values are text (varchar columns); the others are integers. */
 const TEXT_FIELDS = BOOK_FIELDS.filter((field) => typeof ({ title: '', author: '', year: 0 } satisfies BookFields)[field] === 'string');
@@ -105,14 +104,7 @@ forEachStore((kind) => {
 
   beforeAll(async () => {
     testStore = await createTestStore(kind);
-    const settings = {
-      target: parseStoreUrl(testStore.url, process.cwd()),
-      description: describeStoreUrl(testStore.url),
-      connectTimeoutMs: 10_000,
-      queryTimeoutMs: 10_000,
-      poolMax: 2,
-    };
-    store = await openStore(settings, pino({ level: 'silent' }));
+    store = await openStore(testStoreSettings(testStore, { timeoutMs: 10_000, poolMax: 2 }), pino({ level: 'silent' }));
     for (const fields of BOOKS) stored.push(await store.create(fields));
     for (const [i, id] of LARGE_IDS.entries()) {
       await execInTestStore(testStore, `insert into books (id, title, author, year) values (${id}, 'Large id ${i}', 'Exact', ${i})`);
