@@ -125,6 +125,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
       description: describeStoreUrl(dbUrl),
       connectTimeoutMs: seconds(env, 'DB_CONNECT_TIMEOUT', 10),
       queryTimeoutMs: seconds(env, 'DB_QUERY_TIMEOUT', 5),
+      migrationTimeoutMs: seconds(env, 'DB_MIGRATION_TIMEOUT', 600),
       poolMax: env.DB_POOL_MAX === undefined ? undefined : integer(env, 'DB_POOL_MAX', 10, 1, 10_000),
     },
     logLevel,

@@ -1,7 +1,7 @@
 // The one interface every database module implements. All that differs between SQLite,
 // PostgreSQL and MySQL lives behind it, in src/store/<kind>/; the repository
 // (book-repository.ts) and the migrations use only this.
-import type { ColumnBuilderCallback, ColumnDataType, CompiledQuery, Expression, Kysely, QueryResult } from 'kysely';
+import type { ColumnBuilderCallback, ColumnDataType, CompiledQuery, Expression, Kysely, QueryResult, RawBuilder } from 'kysely';
 import type { Logger } from 'pino';
 import type { BookFields, StoredBook } from '../books/book.js';
 import type { BookPage, NodeUse, PoolStats } from './book-store.js';
@@ -9,7 +9,11 @@ import type { BookDatabase, BookRow } from './books-table.js';
 import type { StoreErrorKind } from './errors.js';
 
 export interface DriverOptions {
-  /** Bound on one query (and on waiting for a pooled connection) so an outage answers 503, not a hang. */
+  /**
+   * Bound on one statement, enforced by the database itself where it can (the statement is
+   * cancelled and rolled back), and on waiting for a pooled connection: an outage or a lock
+   * held elsewhere answers 503, not a hang.
+   */
   queryTimeoutMs: number;
   poolMax: number | undefined;
   logger: Logger;
@@ -18,6 +22,16 @@ export interface DriverOptions {
 }
 
 export const DEFAULT_POOL_MAX = 10;
+
+/**
+ * How much longer than the statement limit a network driver waits for the server's own answer.
+ * The server stops a statement at the limit and says so (rolled back: known); only a server
+ * that says nothing within this grace (hung, partitioned) is given up on by the client, and
+ * that connection is closed, never reused.
+ */
+export function clientGraceMs(queryTimeoutMs: number): number {
+  return Math.min(500, Math.max(100, queryTimeoutMs / 4));
+}
 
 /** What src/store/<kind>/index.ts exports; store-url.ts loads it only when a store of its kind opens. */
 export interface DatabaseModule<Target> {
@@ -38,6 +52,15 @@ export interface BookStoreDriver {
   /** Kysely over the connection or pool: migrations, health checks, queries that are not hot. */
   readonly db: Kysely<BookDatabase>;
   readonly booksTable: BooksTableDdl;
+  /** The database's own clock, in milliseconds since the epoch (the migration lease compares times with it, never a host's). */
+  readonly nowMs: RawBuilder<number>;
+  /**
+   * The same database on connections of its own, with `options` (their own time limit, a pool
+   * of two): migrations run on it so that DB_QUERY_TIMEOUT does not cut them, and closing it
+   * after a failure releases every lock they took. Left out by SQLite (one connection; an
+   * in-memory database exists only on it): migrations then use this driver.
+   */
+  openForMigrations?(options: DriverOptions): BookStoreDriver;
 
   /** Runs a compiled query that changes nothing. */
   read<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;

@@ -3,10 +3,15 @@
 // instances migrating through different nodes at once would all run the DDL. The lease is a
 // row instead: a write every node agrees on (a second insert of the same key fails with a
 // duplicate key, or with a certification conflict when both happen at once).
+//
+// Times are the database's: the lease's end is written and compared with the database's own
+// clock (never a host's, which may be skewed), and the holder renews it while its migrations
+// run, so a migration longer than LEASE_MS keeps it. Only a holder that stopped renewing (it
+// died) loses it, LEASE_MS after its last renewal.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Kysely, SchemaModule } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SchemaModule } from 'kysely';
 import type { Logger } from 'pino';
 import type { BookDatabase } from './books-table.js';
 import type { StoreErrorKind } from './errors.js';
@@ -14,8 +19,10 @@ import { StoreStartupError } from './startup-error.js';
 
 const LEASE_TABLE = 'book_service_migration_lease';
 const LEASE_ROW = 1;
-/** A holder that died keeps others waiting this long at most; migrations take far less. */
+/** A holder that died keeps others waiting this long after its last renewal. */
 const LEASE_MS = 60_000;
+/** The holder renews the lease this often while its migrations run. */
+const RENEW_EVERY_MS = LEASE_MS / 4;
 const POLL_MS = 200;
 
 // A type alias (not an interface): withTables wants an index-signature-compatible record.
@@ -26,6 +33,10 @@ type LeaseDatabase = {
 export interface LeaseOptions {
   /** Who asks: one per store opened (newLeaseHolder), the same when it asks again after a failure. */
   holder: string;
+  /** The database's clock in ms since the epoch (the driver's nowMs). */
+  nowMs: RawBuilder<number>;
+  /** How long to wait for another holder at most (it renews while its migrations run). */
+  waitAtMostMs: number;
   logger: Logger;
   description: string;
   classifyError: (error: unknown) => StoreErrorKind | undefined;
@@ -39,38 +50,40 @@ export function newLeaseHolder(): string {
 export async function withMigrationLease<T>(booksDb: Kysely<BookDatabase>, options: LeaseOptions, work: () => Promise<T>): Promise<T> {
   const db = booksDb.withTables<LeaseDatabase>();
   const { holder } = options;
+  const expiresAt = sql<number>`${options.nowMs} + ${sql.lit(LEASE_MS)}`;
   await createLeaseTable(db.schema, options);
-  const deadline = Date.now() + LEASE_MS + 10_000;
+  const deadline = Date.now() + options.waitAtMostMs;
   let waiting = false;
   for (;;) {
-    const now = Date.now();
     try {
-      // A lease whose holder died (it never deleted it) ends on its own; our own, left by an
-      // attempt whose connection broke, ends now.
+      // A lease whose holder died (it stopped renewing) has ended by the database's clock; our
+      // own, left by an attempt whose connection broke, ends now.
       await db
         .deleteFrom(LEASE_TABLE)
         .where('id', '=', LEASE_ROW)
-        .where((row) => row.or([row('expires_at', '<', now), row('holder', '=', holder)]))
+        .where((row) => row.or([row('expires_at', '<', options.nowMs), row('holder', '=', holder)]))
         .execute();
-      await db.insertInto(LEASE_TABLE).values({ id: LEASE_ROW, holder, expires_at: now + LEASE_MS }).execute();
+      await db.insertInto(LEASE_TABLE).values({ id: LEASE_ROW, holder, expires_at: expiresAt }).execute();
       break;
     } catch (error) {
       const kind = options.classifyError(error);
       if (kind !== 'constraint' && kind !== 'conflict') throw error;
     }
-    if (now >= deadline) {
+    if (Date.now() >= deadline) {
       throw new StoreStartupError(
         `cannot migrate the store at ${options.description} (DB_URL): another instance held the migration lease ` +
-          `for more than ${LEASE_MS / 1000} s (delete the row of ${LEASE_TABLE} if no migration runs)`,
+          `for more than ${Math.round(options.waitAtMostMs / 1000)} s (delete the row of ${LEASE_TABLE} if no migration runs)`,
       );
     }
     if (!waiting) options.logger.info('another instance is migrating the store; waiting for it');
     waiting = true;
     await sleep(POLL_MS + Math.random() * POLL_MS);
   }
+  const renewal = keepRenewing(db, options, expiresAt);
   try {
     return await work();
   } finally {
+    renewal.stop();
     await db
       .deleteFrom(LEASE_TABLE)
       .where('id', '=', LEASE_ROW)
@@ -78,6 +91,28 @@ export async function withMigrationLease<T>(booksDb: Kysely<BookDatabase>, optio
       .execute()
       .catch((error: unknown) => options.logger.warn({ err: error }, 'could not release the migration lease; it ends by itself'));
   }
+}
+
+/** Pushes the lease's end forward every RENEW_EVERY_MS until stopped. */
+function keepRenewing(db: Kysely<LeaseDatabase>, options: LeaseOptions, expiresAt: RawBuilder<number>): { stop(): void } {
+  let renewing: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    renewing = renewing.then(async () => {
+      try {
+        const result = await db
+          .updateTable(LEASE_TABLE)
+          .set({ expires_at: expiresAt })
+          .where('id', '=', LEASE_ROW)
+          .where('holder', '=', options.holder)
+          .executeTakeFirst();
+        if (result.numUpdatedRows === 0n) options.logger.error('the migration lease was taken over by another instance while migrating');
+      } catch (error) {
+        options.logger.warn({ err: error }, 'could not renew the migration lease; trying again');
+      }
+    });
+  }, RENEW_EVERY_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 /**

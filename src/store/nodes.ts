@@ -56,12 +56,32 @@ export class NodeSelector<Pool> {
   /** Per node: until when it is passed over (0: never failed). */
   private readonly pausedUntil: number[];
 
+  private readonly nodePools: Pool[];
+
   constructor(
     readonly nodes: readonly DatabaseNode[],
-    readonly pools: readonly Pool[],
+    pools: readonly Pool[],
     private readonly onSwitch: (from: DatabaseNode, to: DatabaseNode) => void,
   ) {
     this.pausedUntil = nodes.map(() => 0);
+    this.nodePools = [...pools];
+  }
+
+  /** Each node's pool, in list order. */
+  get pools(): readonly Pool[] {
+    return this.nodePools;
+  }
+
+  /** Puts a new pool in place of a node's (its connections can no longer be trusted); returns the old one to close. */
+  replacePool(node: number, pool: Pool): Pool {
+    const old = this.nodePools[node]!;
+    this.nodePools[node] = pool;
+    return old;
+  }
+
+  /** The index in `nodes` of the node in use. */
+  get inUseIndex(): number {
+    return this.current;
   }
 
   /** The node the service works on now. */
@@ -71,7 +91,7 @@ export class NodeSelector<Pool> {
 
   /** The pool of the node in use: its statistics are the store's. */
   get poolInUse(): Pool {
-    return this.pools[this.current]!;
+    return this.nodePools[this.current]!;
   }
 
   /**
@@ -85,11 +105,11 @@ export class NodeSelector<Pool> {
     isUnavailable: (error: unknown) => boolean,
   ): Promise<Connection> {
     // One host: nothing to choose or remember (the hot path of most deployments).
-    if (this.nodes.length === 1) return connect(this.pools[0]!, 0);
+    if (this.nodes.length === 1) return connect(this.nodePools[0]!, 0);
     let lastError: unknown;
     for (const node of this.candidates()) {
       try {
-        const connection = await connect(this.pools[node]!, node);
+        const connection = await connect(this.nodePools[node]!, node);
         this.use(node);
         return connection;
       } catch (error) {

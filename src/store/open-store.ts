@@ -14,6 +14,8 @@ import { openDriver, type StoreConfig } from './store-url.js';
 export { StoreStartupError };
 
 const RETRY_DELAY_MS = 250;
+/** DB_MIGRATION_TIMEOUT's default: the bound on one migration statement (a lock held elsewhere, a big table). */
+export const DEFAULT_MIGRATION_TIMEOUT_MS = 600_000;
 
 /** Where the books are kept and how long to wait for the store. */
 export interface StoreSettings {
@@ -23,6 +25,8 @@ export interface StoreSettings {
   connectTimeoutMs: number;
   /** Bound on one query (and on waiting for a pooled connection). */
   queryTimeoutMs: number;
+  /** Bound on one migration statement, and on waiting for another instance's migrations (DB_MIGRATION_TIMEOUT). */
+  migrationTimeoutMs?: number;
   poolMax: number | undefined;
 }
 
@@ -36,8 +40,11 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
   // Loads only the driver the store needs (each one costs memory and startup time).
   const driver = await openDriver(settings.target, options);
   const deadline = Date.now() + settings.connectTimeoutMs;
+  const migrationTimeoutMs = settings.migrationTimeoutMs ?? DEFAULT_MIGRATION_TIMEOUT_MS;
   const lease: LeaseOptions = {
     holder: newLeaseHolder(),
+    nowMs: driver.nowMs,
+    waitAtMostMs: migrationTimeoutMs,
     logger,
     description: settings.description,
     classifyError: driver.classifyError,
@@ -46,8 +53,10 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
     for (;;) {
       await waitUntilReachable(driver, deadline, settings.connectTimeoutMs, options);
       try {
-        // Kysely's migrator locks too, but per server (GET_LOCK on MySQL): not across a Galera cluster.
-        await withMigrationLease(driver.db, lease, () => runMigrations(driver, options));
+        await migrateOnOwnConnections(driver, { ...options, queryTimeoutMs: migrationTimeoutMs, poolMax: 2 }, (migrating) =>
+          // Kysely's migrator locks too, but per server (GET_LOCK on MySQL): not across a Galera cluster.
+          withMigrationLease(migrating.db, lease, () => runMigrations(migrating, options)),
+        );
         break;
       } catch (error) {
         // A node lost or a conflict halfway (a Galera node leaving, a connection cut): each
@@ -66,6 +75,26 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
     throw error;
   }
   return new BookRepository(driver);
+}
+
+/**
+ * Runs `migrate` on connections of the migrations' own (their own time limit: DB_QUERY_TIMEOUT
+ * does not cut a migration), closed afterwards, and after a failure too: closing them ends
+ * their sessions, which rolls back what a failed migration left open and releases every lock
+ * it took (PostgreSQL's advisory lock, MySQL's GET_LOCK). SQLite migrates on its one connection.
+ */
+async function migrateOnOwnConnections(
+  driver: BookStoreDriver,
+  options: DriverOptions,
+  migrate: (migrating: BookStoreDriver) => Promise<void>,
+): Promise<void> {
+  if (!driver.openForMigrations) return migrate(driver);
+  const migrating = driver.openForMigrations(options);
+  try {
+    await migrate(migrating);
+  } finally {
+    await migrating.close().catch(() => undefined);
+  }
 }
 
 /** Retries while the store is unavailable (not up yet), until `deadline`. */

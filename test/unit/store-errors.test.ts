@@ -13,7 +13,7 @@ import { createConnection, createPool, type Connection } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rethrowStoreError, StoreUnavailableError } from '../../src/store/errors.js';
-import { classifyMysqlError } from '../../src/store/mysql/errors.js';
+import { classifyMysqlError, isMysqlStatementTimeout } from '../../src/store/mysql/errors.js';
 import { classifyPostgresError } from '../../src/store/postgres/errors.js';
 import { classifySqliteError } from '../../src/store/sqlite/errors.js';
 import { openSqlite } from '../helpers/sqlite.js';
@@ -381,7 +381,7 @@ function mysqlErrors() {
     expect(classifyMysqlError(error)).toBe('conflict');
   });
 
-  it('a lock wait past innodb_lock_wait_timeout (ER_LOCK_WAIT_TIMEOUT, 1205) → conflict', async () => {
+  it('a lock wait past innodb_lock_wait_timeout (ER_LOCK_WAIT_TIMEOUT, 1205) → unavailable, a statement timeout (the lock was held elsewhere; not retried)', async () => {
     const [a, b] = [await connect(), await connect()];
     await b.query('set session innodb_lock_wait_timeout = 1');
     await a.query('begin');
@@ -389,7 +389,23 @@ function mysqlErrors() {
     try {
       const error = await failure(() => b.query("update books set title = 'Dune (b)' where id = 1"));
       expect([error.code, error.errno]).toEqual(['ER_LOCK_WAIT_TIMEOUT', 1205]);
-      expect(classifyMysqlError(error)).toBe('conflict');
+      expect(classifyMysqlError(error)).toBe('unavailable');
+      expect(isMysqlStatementTimeout(error)).toBe(true);
+    } finally {
+      await a.query('rollback');
+    }
+  });
+
+  it("a statement past MariaDB's max_statement_time (1969) → unavailable, a statement timeout", async () => {
+    const [a, b] = [await connect(), await connect()];
+    await b.query('set session max_statement_time = 0.5');
+    await a.query('begin');
+    await a.query("update books set title = 'Dune (a)' where id = 1");
+    try {
+      const error = await failure(() => b.query("update books set title = 'Dune (b)' where id = 1"));
+      expect(error.errno).toBe(1969);
+      expect(classifyMysqlError(error)).toBe('unavailable');
+      expect(isMysqlStatementTimeout(error)).toBe(true);
     } finally {
       await a.query('rollback');
     }

@@ -4,7 +4,7 @@ import { errorClassifier, hasMessageHint, isNetworkFailure, type StoreErrorKind 
 
 const UNAVAILABLE_CODES = new Set([
   'PROTOCOL_CONNECTION_LOST', // the server closed the connection
-  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_SEQUENCE_TIMEOUT', // the client's own limit: the server did not answer in time
   'ER_CON_COUNT_ERROR', // too many connections
 ]);
 
@@ -15,6 +15,44 @@ const UNAVAILABLE_CODES = new Set([
  */
 const UNAVAILABLE_ERRNOS = new Set([1040, 1047, 1053, 1927]);
 
+/**
+ * The server stopped the statement at its time limit and rolled it back: 1969 MariaDB's
+ * max_statement_time, 3024 MySQL's max_execution_time, 1205 a row lock waited for past
+ * innodb_lock_wait_timeout, and 1317 query interrupted. The node is fine (a lock held by
+ * someone else is not its fault); the request gets a 503 and nothing of it was applied.
+ */
+const STATEMENT_TIMEOUT_ERRNOS = new Set([1969, 3024, 1205, 1317]);
+
+/** No pooled connection became free within DB_QUERY_TIMEOUT: every one is busy. */
+export class PoolWaitTimeoutError extends Error {
+  override name = 'PoolWaitTimeoutError';
+  constructor(waitedMs: number) {
+    super(`no MySQL connection became free within ${waitedMs} ms (DB_QUERY_TIMEOUT)`);
+  }
+}
+
+/** A query asked of a connection that was given up on (the server did not answer in time). */
+export class NoAnswerError extends Error {
+  override name = 'NoAnswerError';
+  constructor(node: string) {
+    super(`MySQL node ${node} did not answer in time; the connection was closed`);
+  }
+}
+
+/** A new connection on which the session settings (time limit, causal reads) could not be set. */
+export class SessionSetupError extends Error {
+  override name = 'SessionSetupError';
+  constructor(node: string, options: { cause: unknown }) {
+    super(`cannot set up a session on MySQL node ${node}`, options);
+  }
+}
+
+/** The server stopped a statement at its time limit (rolled back); not a sign the node is gone. */
+export function isMysqlStatementTimeout(error: unknown): boolean {
+  const errno = (error as { errno?: unknown } | undefined)?.errno;
+  return typeof errno === 'number' && STATEMENT_TIMEOUT_ERRNOS.has(errno);
+}
+
 const UNAVAILABLE_HINTS = [
   'Connection lost', // the server closed the connection
   'Pool is closed', // the store is closing
@@ -22,11 +60,12 @@ const UNAVAILABLE_HINTS = [
 ];
 
 /**
- * ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT: the transaction may succeed when retried. On Galera
- * 1213 is also a certification failure: a write through another node won the same row.
+ * ER_LOCK_DEADLOCK: the transaction was rolled back and may succeed when retried. On Galera
+ * it is also a certification failure: a write through another node won the same row. (A lock
+ * wait timeout is not retried: it already waited DB_QUERY_TIMEOUT.)
  */
-const CONFLICT_CODES = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
-const CONFLICT_ERRNOS = new Set([1213, 1205]);
+const CONFLICT_CODES = new Set(['ER_LOCK_DEADLOCK']);
+const CONFLICT_ERRNOS = new Set([1213]);
 
 /** ER_CHECK_CONSTRAINT_VIOLATED (MySQL; its SQLSTATE is the generic HY000). */
 const CHECK_CONSTRAINT_ERRNO = 3819;
@@ -36,7 +75,10 @@ export const classifyMysqlError = errorClassifier((error): StoreErrorKind | unde
   if (
     isNetworkFailure(error) ||
     (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) ||
-    (typeof errno === 'number' && UNAVAILABLE_ERRNOS.has(errno)) ||
+    (typeof errno === 'number' && (UNAVAILABLE_ERRNOS.has(errno) || STATEMENT_TIMEOUT_ERRNOS.has(errno))) ||
+    error instanceof PoolWaitTimeoutError ||
+    error instanceof NoAnswerError ||
+    error instanceof SessionSetupError ||
     hasMessageHint(error, UNAVAILABLE_HINTS)
   ) {
     return 'unavailable';

@@ -17,7 +17,8 @@ const BOOKS_TABLE: BooksTableDdl = {
 };
 
 export const mysql: DatabaseModule<{ nodes: DatabaseNode[] }> = {
-  open({ nodes }, options): BookStoreDriver {
+  open(target, options): BookStoreDriver {
+    const { nodes } = target;
     const { pool, selector } = createNodePools(nodes, options);
     const db = new Kysely<BookDatabase>({ dialect: new MysqlDialect({ pool }) });
     const run = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
@@ -27,6 +28,8 @@ export const mysql: DatabaseModule<{ nodes: DatabaseNode[] }> = {
     return {
       db,
       booksTable: BOOKS_TABLE,
+      nowMs: sql<number>`cast(unix_timestamp(now(3)) * 1000 as signed)`,
+      openForMigrations: (migrationOptions) => mysql.open(target, migrationOptions),
       read: run,
       write: run,
       insertBook: (fields) => run(bind(insert, [fields.title, fields.author, fields.year])),

@@ -1,21 +1,38 @@
 // MySQL / MariaDB through mysql2: bounded pool, exact big integers, utf8mb4, connection
 // errors that never crash the process; one pool per listed host, with the move to another host
-// when the one in use fails; causal reads on a Galera cluster.
+// when the one in use fails; causal reads and writes on a Galera cluster; a statement that runs
+// past DB_QUERY_TIMEOUT stopped by the server itself (so its 503 means it was rolled back).
 import type { MysqlPool, MysqlPoolConnection } from 'kysely';
 import { createPool as createMysqlPool, type Pool, type PoolConnection } from 'mysql2';
 import type { PoolStats } from '../book-store.js';
-import { DEFAULT_POOL_MAX, type DriverOptions } from '../driver.js';
+import { DEFAULT_POOL_MAX, clientGraceMs, type DriverOptions } from '../driver.js';
 import { NodeSelector, type DatabaseNode } from '../nodes.js';
-import { classifyMysqlError } from './errors.js';
+import { NoAnswerError, PoolWaitTimeoutError, SessionSetupError, classifyMysqlError, isMysqlStatementTimeout } from './errors.js';
+
+const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
 
 /**
- * Galera: a read waits until the node has applied every write the cluster committed before it,
- * so a client reads its own write through any node (without it, reads on another node miss a
- * write just committed). MySQL has no such variable (1193, ignored); on a MariaDB without a
- * cluster it changes nothing.
+ * What every new connection is told before it is used, one statement, the first of these the
+ * server knows (1193 "unknown variable" moves on to the next):
+ * - the statement time limit, enforced by the server: MariaDB's max_statement_time covers every
+ *   statement and lock wait; MySQL's max_execution_time covers SELECT only, so its lock waits
+ *   (row and metadata) are bounded too, in whole seconds;
+ * - on a Galera cluster, wsrep_sync_wait = 7: reads (1), UPDATE/DELETE (2) and INSERT (4) wait
+ *   until the node has applied every write the cluster committed before them, so a client reads,
+ *   changes and deletes its own write through any node. Without wsrep (plain MySQL, a MariaDB
+ *   built without it) the variable does not exist.
  */
-const CAUSAL_READS = 'SET SESSION wsrep_sync_wait = 1';
-const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
+function sessionSettings(queryTimeoutMs: number): string[] {
+  const seconds = queryTimeoutMs / 1000;
+  const wholeSeconds = Math.max(1, Math.ceil(seconds));
+  const mysqlLimits = `max_execution_time = ${Math.ceil(queryTimeoutMs)}, innodb_lock_wait_timeout = ${wholeSeconds}, lock_wait_timeout = ${wholeSeconds}`;
+  return [
+    `SET SESSION max_statement_time = ${seconds}, wsrep_sync_wait = 7`,
+    `SET SESSION max_statement_time = ${seconds}`,
+    `SET SESSION ${mysqlLimits}, wsrep_sync_wait = 7`,
+    `SET SESSION ${mysqlLimits}`,
+  ];
+}
 
 function createNodePool(node: DatabaseNode, options: DriverOptions): Pool {
   const pool = createMysqlPool({
@@ -27,15 +44,12 @@ function createNodePool(node: DatabaseNode, options: DriverOptions): Pool {
     charset: 'utf8mb4',
     enableKeepAlive: true,
   });
-  // Emitted before the new connection is handed out: its first command is the session setting.
   pool.on('connection', (connection) => {
     // Every connection gets a lasting listener, so a dropped one cannot crash the process.
-    connection.on('error', (error: unknown) => options.logger.warn({ err: error, node: node.name }, 'MySQL connection failed'));
-    connection.query(CAUSAL_READS, (error: (Error & { errno?: number }) | null) => {
-      if (error && error.errno !== ER_UNKNOWN_SYSTEM_VARIABLE) {
-        options.logger.warn({ err: error, node: node.name }, 'MySQL: cannot set wsrep_sync_wait');
-      }
-    });
+    // Code and message only: the error may carry driver internals.
+    connection.on('error', (error: Error & { code?: unknown }) =>
+      options.logger.warn({ code: error.code, reason: error.message, node: node.name }, 'MySQL connection failed'),
+    );
   });
   return pool;
 }
@@ -47,33 +61,85 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
     nodes.map((node) => createNodePool(node, options)),
     (from, to) => options.logger.warn({ from: from.name, to: to.name }, 'MySQL: moved to another node'),
   );
-  const isUnavailable = (error: unknown) => classifyMysqlError(error) === 'unavailable';
+  // Every connection busy, or a statement stopped at its time limit (a lock held by another
+  // session), says nothing about the node: it is not passed over for those.
+  const isUnavailable = (error: unknown) =>
+    classifyMysqlError(error) === 'unavailable' && !(error instanceof PoolWaitTimeoutError) && !isMysqlStatementTimeout(error);
   const wrappers = new WeakMap<PoolConnection, MysqlPoolConnection>();
+  /** Connections whose session settings are in place. */
+  const ready = new WeakSet<PoolConnection>();
+  /** Per node pool: the index in sessionSettings() its server accepted (all connections of a node agree). */
+  const settingsChosen = new Map<Pool, number>();
+  const settings = sessionSettings(options.queryTimeoutMs);
+  const clientTimeoutMs = options.queryTimeoutMs + clientGraceMs(options.queryTimeoutMs);
 
+  /** A pooled connection, or a PoolWaitTimeoutError once DB_QUERY_TIMEOUT has passed without one. */
   const connectTo = (pool: Pool) =>
     new Promise<PoolConnection>((resolve, reject) => {
-      pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection)));
+      let waiting = true;
+      const timer = setTimeout(() => {
+        waiting = false;
+        reject(new PoolWaitTimeoutError(options.queryTimeoutMs));
+      }, options.queryTimeoutMs);
+      pool.getConnection((error, connection) => {
+        clearTimeout(timer);
+        if (!waiting) {
+          // Too late for the request that asked: back to the pool for the next one.
+          connection?.release();
+          return;
+        }
+        if (error) reject(error);
+        else resolve(connection);
+      });
     });
 
+  /** Sends the session settings on a new connection; a connection without them is destroyed, never used. */
+  async function prepare(pool: Pool, connection: PoolConnection, node: number): Promise<void> {
+    for (let index = settingsChosen.get(pool) ?? 0; index < settings.length; index += 1) {
+      try {
+        await runOn(connection, settings[index]!, clientTimeoutMs);
+        settingsChosen.set(pool, index);
+        ready.add(connection);
+        return;
+      } catch (error) {
+        if ((error as { errno?: unknown }).errno === ER_UNKNOWN_SYSTEM_VARIABLE) continue;
+        connection.destroy();
+        throw new SessionSetupError(nodes[node]!.name, { cause: error });
+      }
+    }
+    connection.destroy();
+    throw new SessionSetupError(nodes[node]!.name, { cause: new Error('the server knows none of the timeout variables') });
+  }
+
   /**
-   * The connection as Kysely uses it, each query bounded by DB_QUERY_TIMEOUT; a query that finds
-   * the node gone moves the next connection elsewhere.
+   * The connection as Kysely uses it. A query the server does not answer within the client's
+   * own limit leaves the connection in an unknown state (the statement may still run, a
+   * transaction may be open): it is destroyed at once, so it is never used again, and any
+   * query still asked of it fails at once. A query that finds the node gone moves the next
+   * connection elsewhere.
    */
   function wrap(connection: PoolConnection, node: number): MysqlPoolConnection {
     let wrapper = wrappers.get(connection);
     if (wrapper) return wrapper;
+    let broken = false;
     wrapper = {
       query(sql: string, parameters: unknown[], callback?: (error: unknown, result: never) => void) {
         if (callback === undefined) return connection.query(sql, parameters);
-        // mysql2 has no pool-wide query timeout: without one a node that stops answering (hung,
-        // partitioned) would hold the request forever. On timeout the connection is destroyed.
-        connection.query({ sql, values: parameters, timeout: options.queryTimeoutMs }, (error: unknown, result: unknown) => {
+        if (broken) {
+          process.nextTick(callback, new NoAnswerError(nodes[node]!.name), undefined as never);
+          return undefined;
+        }
+        connection.query({ sql, values: parameters, timeout: clientTimeoutMs }, (error: unknown, result: unknown) => {
+          if (error && !isServerAnswer(error)) {
+            broken = true;
+            connection.destroy();
+          }
           if (error && isUnavailable(error)) selector.failed(node);
           callback(error, result as never);
         });
         return undefined;
       },
-      release: () => connection.release(),
+      release: () => (broken ? undefined : connection.release()),
     } as MysqlPoolConnection;
     wrappers.set(connection, wrapper);
     return wrapper;
@@ -81,10 +147,16 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
 
   const pool: MysqlPool = {
     getConnection(callback) {
-      selector.acquire(async (nodePool, node) => wrap(await connectTo(nodePool), node), isUnavailable).then(
-        (connection) => callback(null, connection),
-        (error: unknown) => callback(error, undefined as never),
-      );
+      selector
+        .acquire(async (nodePool, node) => {
+          const connection = await connectTo(nodePool);
+          if (!ready.has(connection)) await prepare(nodePool, connection, node);
+          return wrap(connection, node);
+        }, isUnavailable)
+        .then(
+          (connection) => callback(null, connection),
+          (error: unknown) => callback(error, undefined as never),
+        );
     },
     end(callback) {
       Promise.all(selector.pools.map((nodePool) => endNodePool(nodePool, options.queryTimeoutMs))).then(
@@ -94,6 +166,18 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
     },
   };
   return { pool, selector };
+}
+
+/** An error the server sent (it has the server's SQLSTATE), as opposed to a timeout or a lost socket. */
+function isServerAnswer(error: unknown): boolean {
+  return typeof (error as { sqlState?: unknown }).sqlState === 'string' && typeof (error as { errno?: unknown }).errno === 'number';
+}
+
+/** One statement on a connection, bounded by the client's limit (the connection is destroyed by the caller on failure). */
+function runOn(connection: PoolConnection, sql: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    connection.query({ sql, timeout: timeoutMs }, (error: unknown) => (error ? reject(error) : resolve()));
+  });
 }
 
 /**

@@ -26,7 +26,8 @@ interface AggregatedPage {
 }
 
 export const postgres: DatabaseModule<{ nodes: DatabaseNode[]; sessionAttrs: SessionAttrs }> = {
-  open({ nodes, sessionAttrs }, options): BookStoreDriver {
+  open(target, options): BookStoreDriver {
+    const { nodes, sessionAttrs } = target;
     const { pool, selector } = createNodePools(nodes, sessionAttrs, options);
     const db = new Kysely<BookDatabase>({ dialect: new PostgresDialect({ pool }) });
     // Each query on a pooled connection of its own: writes commit in parallel.
@@ -61,6 +62,8 @@ export const postgres: DatabaseModule<{ nodes: DatabaseNode[]; sessionAttrs: Ses
     return {
       db,
       booksTable: BOOKS_TABLE,
+      nowMs: sql<number>`(extract(epoch from clock_timestamp()) * 1000)::int8`,
+      openForMigrations: (migrationOptions) => postgres.open(target, migrationOptions),
       read: run,
       write: run,
       ...returningWrites(db, run),

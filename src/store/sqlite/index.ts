@@ -39,6 +39,8 @@ export const sqlite: DatabaseModule<{ file: string }> = {
     return {
       db,
       booksTable: BOOKS_TABLE,
+      // julianday('now') has millisecond precision; 2440587.5 is the Unix epoch's Julian day.
+      nowMs: sql<number>`cast((julianday('now') - 2440587.5) * 86400000 as integer)`,
       read,
       write,
       ...returningWrites(db, write),
