@@ -75,7 +75,9 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     return reply.code(400).send(errorEnvelope(400, message));
   }
   if (error instanceof StoreUnavailableError) {
-    request.log.warn({ err: error.cause }, 'store unavailable');
+    // Code and message only: an outage is expected, and a driver's error can drag its client along.
+    const cause = error.cause as (Error & { code?: unknown }) | undefined;
+    request.log.warn({ code: cause?.code, reason: cause?.message }, 'store unavailable');
     return reply.code(503).send(errorEnvelope(503, Messages.serviceUnavailable));
   }
   const status = error.statusCode ?? 500;
