@@ -1,14 +1,18 @@
-// The failed-login limit across node:cluster workers (WORKERS > 1). The primary counts every
-// worker's failures; workers only keep the addresses that are refused, so the check on each
-// login stays a local lookup. A failure is acknowledged to its worker, and so answered 401,
-// only after every worker knows about a limit it caused: the next attempt is refused whichever
-// worker it reaches, exactly as in one process. A worker that starts (or restarts) later
-// fetches the addresses limited so far before it listens.
+// The failed-login limit across node:cluster workers (WORKERS > 1). The primary keeps the count
+// and decides every login that reaches the password check: a worker asks it to count a failure
+// (one round trip, answered with whether that failure was within the limit) or, for a correct
+// password, whether the address is limited. The workers' own copy of the refused addresses only
+// serves the check before the body: deciding a correct login from that copy would let a flood
+// of guesses on another worker learn right from wrong before the limit reached this one.
+// The failure that reaches the limit is answered only after every worker knows, so the next
+// attempt is refused before its body whichever worker it reaches. A worker that starts (or
+// restarts) later fetches the addresses limited so far before it listens.
 import cluster, { type Worker } from 'node:cluster';
-import { createLoginLimiter, secondsUntil, type LoginLimiter } from './login-limiter.js';
+import { createLoginLimiter, secondsUntil, type LoginLimiter, type RetryAfter } from './login-limiter.js';
 
 const FAILURE = 'book-service:login-failure';
-const RECORDED = 'book-service:login-failure-recorded';
+const CHECK = 'book-service:login-check';
+const DECIDED = 'book-service:login-decided';
 const LIMITED = 'book-service:login-limited';
 const LIMITED_SEEN = 'book-service:login-limited-seen';
 const SYNC = 'book-service:login-limits-sync';
@@ -16,12 +20,15 @@ const SYNCED = 'book-service:login-limits';
 
 /** A worker that does not answer within this is not waited for (it may be dying). */
 const ACK_TIMEOUT_MS = 1_000;
+/** A primary that does not answer within this (gone or stuck): the worker decides with its own count. */
+const DECISION_TIMEOUT_MS = ACK_TIMEOUT_MS * 2;
 /** Bounds the refused addresses a worker keeps; the oldest go first. */
 const MAX_LIMITED_ADDRESSES = 100_000;
 
 type Message =
-  | { type: typeof FAILURE; id: number; address: string }
-  | { type: typeof RECORDED; id: number }
+  | { type: typeof FAILURE | typeof CHECK; id: number; address: string }
+  /** `until`: 0 lets the login go on; otherwise it is refused until then (ms since the epoch). */
+  | { type: typeof DECIDED; id: number; until: number }
   | { type: typeof LIMITED; id: number; address: string; until: number }
   | { type: typeof LIMITED_SEEN; id: number }
   | { type: typeof SYNC }
@@ -72,28 +79,40 @@ export function serveLoginLimitToWorkers(limit: number): void {
       worker.send({ type: SYNCED, limited: [...limited] } satisfies Message);
       return;
     }
-    if (message.type !== FAILURE) return;
-    const wasLimited = limiter.limitedUntil(message.address, now) !== 0;
-    limiter.recordFailure(message.address, now);
-    const until = limiter.limitedUntil(message.address, now);
-    const recorded = () => {
-      if (worker.isConnected()) worker.send({ type: RECORDED, id: message.id } satisfies Message);
+    if (message.type !== FAILURE && message.type !== CHECK) return;
+    const { id, address } = message;
+    const decide = (until: number) => {
+      if (worker.isConnected()) worker.send({ type: DECIDED, id, until } satisfies Message);
     };
-    if (until !== 0 && !wasLimited) {
-      limited.set(message.address, until);
-      void tellEveryWorker(message.address, until).then(recorded);
-    } else recorded();
+    if (message.type === CHECK) {
+      decide(limiter.limitedUntil(address, now));
+      return;
+    }
+    const retryAfter = limiter.countFailure(address, now);
+    const until = limiter.limitedUntil(address, now);
+    if (retryAfter !== 0) {
+      decide(until);
+    } else if (until !== 0) {
+      // This failure reached the limit: answered (401) once every worker refuses the address.
+      limited.set(address, until);
+      void tellEveryWorker(address, until).then(() => decide(0));
+    } else {
+      decide(0);
+    }
   });
 }
 
 /**
- * In a worker: refuses the addresses the primary says are limited; reports failures to it.
- * Resolves once it knows the addresses limited so far (call it before listening).
+ * In a worker: asks the primary to decide each login; refuses before the body the addresses
+ * the primary says are limited. Resolves once it knows the addresses limited so far (call it
+ * before listening).
  */
 export async function createClusterLoginLimiter(limit: number): Promise<LoginLimiter> {
-  if (limit === 0) return { retryAfterSeconds: () => 0, recordFailure: () => undefined };
+  if (limit === 0) return { precheck: () => 0, retryAfterSeconds: () => 0, countFailure: () => 0 };
   const limitedUntil = new Map<string, number>();
-  const pendingFailures = new Map<number, () => void>();
+  const pendingDecisions = new Map<number, (until: number) => void>();
+  /** Decides while the primary does not answer: this worker's own count, never unlimited. */
+  const ownCount = createLoginLimiter(limit);
   let nextId = 0;
   let synced: () => void = () => undefined;
 
@@ -107,8 +126,8 @@ export async function createClusterLoginLimiter(limit: number): Promise<LoginLim
 
   process.on('message', (message: unknown) => {
     if (!isMessage(message)) return;
-    if (message.type === RECORDED) {
-      pendingFailures.get(message.id)?.();
+    if (message.type === DECIDED) {
+      pendingDecisions.get(message.id)?.(message.until);
     } else if (message.type === LIMITED) {
       remember(message.address, message.until);
       process.send?.({ type: LIMITED_SEEN, id: message.id } satisfies Message);
@@ -127,29 +146,38 @@ export async function createClusterLoginLimiter(limit: number): Promise<LoginLim
     process.send?.({ type: SYNC } satisfies Message);
   });
 
+  /** One round trip: the primary's decision, or this worker's own if the primary does not answer. */
+  function askPrimary(type: typeof FAILURE | typeof CHECK, address: string, decideHere: () => RetryAfter): Promise<RetryAfter> {
+    return new Promise((resolve) => {
+      const id = ++nextId;
+      const settle = (retryAfter: RetryAfter) => {
+        if (!pendingDecisions.delete(id)) return; // decided already
+        clearTimeout(timer);
+        resolve(retryAfter);
+      };
+      const decideWithoutPrimary = () => {
+        if (pendingDecisions.has(id)) settle(decideHere());
+      };
+      const timer = setTimeout(decideWithoutPrimary, DECISION_TIMEOUT_MS);
+      pendingDecisions.set(id, (until) => {
+        if (until !== 0) remember(address, until);
+        settle(until === 0 ? 0 : secondsUntil(until, Date.now()));
+      });
+      process.send?.({ type, id, address } satisfies Message, undefined, {}, (error) => error && decideWithoutPrimary());
+    });
+  }
+
   return {
-    retryAfterSeconds(address, now = Date.now()) {
+    precheck(address, now = Date.now()) {
       const until = limitedUntil.get(address);
-      if (until === undefined) return 0;
+      if (until === undefined) return ownCount.precheck(address, now);
       if (now >= until) {
         limitedUntil.delete(address);
-        return 0;
+        return ownCount.precheck(address, now);
       }
       return secondsUntil(until, now);
     },
-    recordFailure(address) {
-      return new Promise<void>((resolve) => {
-        const id = ++nextId;
-        // Without an answer from the primary (it is gone or stuck) the 401 still goes out.
-        const timer = setTimeout(() => done(), ACK_TIMEOUT_MS * 2);
-        const done = () => {
-          clearTimeout(timer);
-          pendingFailures.delete(id);
-          resolve();
-        };
-        pendingFailures.set(id, done);
-        process.send?.({ type: FAILURE, id, address } satisfies Message, undefined, {}, (error) => error && done());
-      });
-    },
+    retryAfterSeconds: (address) => askPrimary(CHECK, address, () => ownCount.retryAfterSeconds(address)),
+    countFailure: (address) => askPrimary(FAILURE, address, () => ownCount.countFailure(address)),
   };
 }

@@ -1,19 +1,38 @@
 // Failed-login limit per client address: after `limit` failures within a window, every
 // login attempt from that address is refused until the window passes.
+//
+// Every login is decided by one atomic operation at the authority that keeps the count (this
+// process, the cluster primary, or Redis): a wrong password counts a failure and learns the new
+// count in the same step, a correct one asks whether the address is limited. So logins that
+// arrive together are answered as if one after the other: N concurrent guesses from one address
+// learn at most `limit` password outcomes. A correct login takes no slot (the issue's "take a
+// slot, give it back on success" would refuse concurrent correct logins behind one NAT address).
+
+/** Seconds a refused login must wait (Retry-After), or 0 when the login may go on. */
+export type RetryAfter = number;
 
 export interface LoginLimiter {
-  /** Seconds until the address may try again, or 0 when it is not limited (a shared count answers later). */
-  retryAfterSeconds(address: string, now?: number): number | Promise<number>;
-  /** Counts a failed login; once it has resolved, every later check sees it. */
-  recordFailure(address: string, now?: number): void | Promise<void>;
+  /**
+   * The cheap check before the body is read: a limited address gets 429 whatever it sends. May
+   * answer from a copy (a cluster worker's), so it never decides a login on its own.
+   */
+  precheck(address: string, now?: number): RetryAfter | Promise<RetryAfter>;
+  /** For a correct password, asked of the authority: whether the address is limited now. */
+  retryAfterSeconds(address: string, now?: number): RetryAfter | Promise<RetryAfter>;
+  /**
+   * For a wrong password: counts the failure at the authority and, in the same atomic step,
+   * says whether it was within the limit (0: answer 401) or past it (429 after that many seconds).
+   */
+  countFailure(address: string, now?: number): RetryAfter | Promise<RetryAfter>;
 }
 
-/** The single-process limiter also says until when an address is refused (for the cluster primary). */
+/** The single-process limiter answers at once, and says until when an address is refused (for the cluster primary). */
 export interface LocalLoginLimiter extends LoginLimiter {
-  retryAfterSeconds(address: string, now?: number): number;
+  precheck(address: string, now?: number): RetryAfter;
+  retryAfterSeconds(address: string, now?: number): RetryAfter;
+  countFailure(address: string, now?: number): RetryAfter;
   /** Time (ms since the epoch) until which the address is refused, or 0 when it is not limited. */
   limitedUntil(address: string, now?: number): number;
-  recordFailure(address: string, now?: number): void;
 }
 
 interface Window {
@@ -43,24 +62,30 @@ export function createLoginLimiter(limit: number, windowMs = WINDOW_MS): LocalLo
     return window && window.failures >= limit ? window.startedAt + windowMs : 0;
   }
 
+  function retryAfterSeconds(address: string, now = Date.now()): RetryAfter {
+    const until = limitedUntil(address, now);
+    return until === 0 ? 0 : secondsUntil(until, now);
+  }
+
   return {
     limitedUntil,
-    retryAfterSeconds(address, now = Date.now()) {
-      const until = limitedUntil(address, now);
-      return until === 0 ? 0 : secondsUntil(until, now);
-    },
-    recordFailure(address, now = Date.now()) {
-      if (limit === 0) return;
-      const window = current(address, now);
+    precheck: retryAfterSeconds,
+    retryAfterSeconds,
+    // Synchronous: nothing can run between reading the count and raising it.
+    countFailure(address, now = Date.now()) {
+      if (limit === 0) return 0;
+      let window = current(address, now);
       if (window) {
         window.failures += 1;
-        return;
+      } else {
+        if (windows.size >= MAX_TRACKED_ADDRESSES) {
+          const oldest = windows.keys().next().value;
+          if (oldest !== undefined) windows.delete(oldest);
+        }
+        window = { startedAt: now, failures: 1 };
+        windows.set(address, window);
       }
-      if (windows.size >= MAX_TRACKED_ADDRESSES) {
-        const oldest = windows.keys().next().value;
-        if (oldest !== undefined) windows.delete(oldest);
-      }
-      windows.set(address, { startedAt: now, failures: 1 });
+      return window.failures <= limit ? 0 : secondsUntil(window.startedAt + windowMs, now);
     },
   };
 }

@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { LoginLimiter } from './login-limiter.js';
+import type { LoginLimiter, RetryAfter } from './login-limiter.js';
 
 const WINDOW_SECONDS = 60;
 const KEY_PREFIX = 'book-service:failed-logins';
@@ -19,6 +19,7 @@ export interface SharedLoginLimiter extends LoginLimiter {
   close(): Promise<void>;
 }
 
+/** `limit` is at least 1 (with 0 the limit is off and needs no Redis). */
 export function createRedisLoginLimiter(url: string, limit: number, logger: Logger): SharedLoginLimiter {
   const redis = new Redis(url, {
     // Fail a command at once while disconnected, so the per-instance count takes over.
@@ -37,21 +38,29 @@ export function createRedisLoginLimiter(url: string, limit: number, logger: Logg
     insuranceLimiter: new RateLimiterMemory({ keyPrefix: KEY_PREFIX, ...options }),
   });
 
+  /** Seconds until the window ends, from a state Redis (or the fallback) returned. */
+  const waitOf = (state: RateLimiterRes) => Math.max(1, Math.ceil(state.msBeforeNext / 1000));
+
+  async function retryAfterSeconds(address: string): Promise<RetryAfter> {
+    const state = await limiter.get(address);
+    return state === null || state.consumedPoints < limit ? 0 : waitOf(state);
+  }
+
   return {
-    async retryAfterSeconds(address) {
-      if (limit === 0) return 0;
-      const state = await limiter.get(address);
-      if (state === null || state.consumedPoints < limit) return 0;
-      return Math.max(1, Math.ceil(state.msBeforeNext / 1000));
-    },
-    async recordFailure(address) {
-      if (limit === 0) return;
+    precheck: retryAfterSeconds,
+    retryAfterSeconds,
+    // `consume` is one atomic INCR (a Lua script that also starts the window): the count it
+    // returns is this failure's own place, whatever other instances do meanwhile.
+    async countFailure(address) {
+      let state: RateLimiterRes;
       try {
-        await limiter.consume(address);
+        state = await limiter.consume(address);
       } catch (outcome) {
-        // Rejected with the limiter's state once over the limit: the failure is counted all the same.
+        // Rejected with the limiter's state once past the limit: the failure is counted all the same.
         if (!(outcome instanceof RateLimiterRes)) throw outcome;
+        state = outcome;
       }
+      return state.consumedPoints <= limit ? 0 : waitOf(state);
     },
     async connected(timeoutMs) {
       if (redis.status === 'ready') return true;

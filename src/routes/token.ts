@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
+import type { RetryAfter } from '../auth/login-limiter.js';
 import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
 import { refTo } from '../schemas/common.js';
 import { LoginBody, TokenResponses } from '../schemas/token.js';
@@ -9,18 +10,19 @@ import { LoginBody, TokenResponses } from '../schemas/token.js';
 const tokenRoute: FastifyPluginAsyncTypebox = async (app) => {
   const { tokens, credentials, loginLimiter } = app;
 
-  // Runs before the body is read: a limited address gets 429 whatever it sends.
+  const refuse = (reply: FastifyReply, retryAfter: RetryAfter) =>
+    reply.header('retry-after', String(retryAfter)).code(429).send(errorEnvelope(429, Messages.tooManyRequests));
+
+  // Runs before the body is read: a limited address gets 429 whatever it sends. Only a shortcut:
+  // the handler's decision is the one that counts (logins that arrive together all pass here).
   function refuseWhileLimited(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     reply.header('cache-control', 'no-store');
-    const answer = (retryAfter: number) => {
-      if (retryAfter === 0) {
-        done();
-        return;
-      }
-      reply.header('retry-after', String(retryAfter)).code(429).send(errorEnvelope(429, Messages.tooManyRequests));
+    const answer = (retryAfter: RetryAfter) => {
+      if (retryAfter === 0) done();
+      else refuse(reply, retryAfter);
     };
-    const retryAfter = loginLimiter.retryAfterSeconds(request.ip);
-    // The in-process count answers at once; a shared one (Redis) answers later.
+    const retryAfter = loginLimiter.precheck(request.ip);
+    // The in-process count (and a worker's copy) answers at once; a shared one (Redis) answers later.
     if (typeof retryAfter === 'number') answer(retryAfter);
     else retryAfter.then(answer, done);
   }
@@ -40,11 +42,13 @@ const tokenRoute: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { username, password } = request.body;
-      if (!credentials.matches(username, password)) {
-        // With several workers this waits until every worker knows, so the next attempt is refused anywhere.
-        await loginLimiter.recordFailure(request.ip);
-        return reply.code(401).send(errorEnvelope(401, Messages.invalidCredentials));
-      }
+      const correct = credentials.matches(username, password);
+      // One atomic step at the authority decides: a wrong password is counted and learns its
+      // place; a correct one only asks (it takes no slot). In one process both are synchronous.
+      const decision = correct ? loginLimiter.retryAfterSeconds(request.ip) : loginLimiter.countFailure(request.ip);
+      const retryAfter = typeof decision === 'number' ? decision : await decision;
+      if (retryAfter !== 0) return refuse(reply, retryAfter);
+      if (!correct) return reply.code(401).send(errorEnvelope(401, Messages.invalidCredentials));
       let token: string;
       try {
         token = tokens.issue();

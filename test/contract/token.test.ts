@@ -3,6 +3,8 @@
 // exp, 15 minutes) and the failed-login limit (README "Security").
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { concurrentLogins, countStatuses } from '../helpers/concurrent-logins.js';
+import { portOf } from '../helpers/raw-http.js';
 import { forEachStore } from '../helpers/stores.js';
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME, useService } from '../helpers/service.js';
 
@@ -111,6 +113,38 @@ forEachStore((kind) => {
     it('other endpoints are not limited', async () => {
       const response = await service.client.request('GET', '/books');
       expect(response.status).toBe(401);
+    });
+  });
+
+  // Logins that arrive together are decided one at a time: N concurrent guesses from one
+  // address learn at most LOGIN_RATE_LIMIT password outcomes, and correct logins never take
+  // each other's place. Every attempt's headers go first, its body later (concurrentLogins).
+  describe('failed-login limit under concurrency (LOGIN_RATE_LIMIT=5)', () => {
+    const LIMIT = 5;
+    const service = useService(kind, { LOGIN_RATE_LIMIT: String(LIMIT), TRUST_PROXY: 'true' });
+    // One client address per test (X-Forwarded-For, trusted here), so no test's count reaches another.
+    let nextAddress = 1;
+    const freshAddress = () => `10.1.0.${nextAddress++}`;
+    const logins = (passwords: string[], address: string) => concurrentLogins(passwords, { address, ports: [portOf(service.current.baseUrl)] });
+
+    it('200 concurrent wrong passwords from one address: at most 5 answer 401, the rest 429 with Retry-After; then a correct login is 429', async () => {
+      const address = freshAddress();
+      const answers = await logins(Array.from({ length: 200 }, (_, i) => `wrong-${i}`), address);
+      const counts = countStatuses(answers);
+      expect(counts[401] ?? 0, JSON.stringify(counts)).toBeLessThanOrEqual(LIMIT);
+      expect((counts[401] ?? 0) + (counts[429] ?? 0), JSON.stringify(counts)).toBe(200);
+      for (const answer of answers.filter((candidate) => candidate.status === 429)) {
+        expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(Number(answer.headers['retry-after'])).toBeLessThanOrEqual(60);
+      }
+      const [correct] = await logins([TEST_PASSWORD], address);
+      expect(correct?.status).toBe(429);
+      expect(Number(correct?.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    });
+
+    it('50 concurrent correct logins from one address, with no failure before: all 200', async () => {
+      const answers = await logins(Array<string>(50).fill(TEST_PASSWORD), freshAddress());
+      expect(countStatuses(answers)).toEqual({ 200: 50 });
     });
   });
 

@@ -5,8 +5,10 @@
 // instance, and the shared count resumes when Redis is back.
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { describeWhenAvailable } from '../helpers/ci.js';
+import { concurrentLogins, countStatuses } from '../helpers/concurrent-logins.js';
 import { expectEnvelope } from '../helpers/envelope.js';
 import { createPrivateRedis, redisServerMissing, type PrivateRedis } from '../helpers/private-redis.js';
+import { portOf } from '../helpers/raw-http.js';
 import { ApiClient, TEST_PASSWORD, TEST_USERNAME, startService, type RunningService } from '../helpers/service.js';
 
 const LIMIT = 10;
@@ -89,4 +91,47 @@ describeWhenAvailable('failed-login limit shared through Redis, two instances', 
         .toBe(429);
     }
   }, 60_000);
+});
+
+// Concurrency: every answer is decided by one atomic operation in Redis, so 200 guesses that
+// reach two instances together (each past the check before its body) learn at most
+// LOGIN_RATE_LIMIT password outcomes, and correct logins never take each other's place.
+describeWhenAvailable('failed-login limit shared through Redis, two instances, concurrent logins (LOGIN_RATE_LIMIT=5)', redisServerMissing(), () => {
+  const CONCURRENT_LIMIT = 5;
+  let redis: PrivateRedis;
+  let instances: RunningService[] = [];
+  let ports: number[] = [];
+
+  beforeAll(async () => {
+    redis = await createPrivateRedis();
+    const env = { LOGIN_LIMIT_STORE: redis.url, LOGIN_RATE_LIMIT: String(CONCURRENT_LIMIT), TRUST_PROXY: 'true' };
+    instances = [await startService('sqlite', env), await startService('sqlite', env)];
+    ports = instances.map((instance) => portOf(instance.baseUrl));
+  });
+  afterAll(async () => {
+    for (const instance of instances) await instance.stop();
+    await redis?.stop();
+  });
+
+  it('200 concurrent wrong passwords over both instances: at most 5 answer 401, the rest 429 with Retry-After; then a correct login is 429 on either', async () => {
+    const address = '10.2.0.1';
+    const answers = await concurrentLogins(
+      Array.from({ length: 200 }, (_, i) => `wrong-${i}`),
+      { address, ports },
+    );
+    const counts = countStatuses(answers);
+    expect(counts[401] ?? 0, JSON.stringify(counts)).toBeLessThanOrEqual(CONCURRENT_LIMIT);
+    expect((counts[401] ?? 0) + (counts[429] ?? 0), JSON.stringify(counts)).toBe(200);
+    for (const answer of answers.filter((candidate) => candidate.status === 429)) {
+      expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(Number(answer.headers['retry-after'])).toBeLessThanOrEqual(60);
+    }
+    const correct = await concurrentLogins([TEST_PASSWORD, TEST_PASSWORD], { address, ports });
+    expect(countStatuses(correct)).toEqual({ 429: 2 });
+  });
+
+  it('50 concurrent correct logins over both instances, with no failure before: all 200', async () => {
+    const answers = await concurrentLogins(Array<string>(50).fill(TEST_PASSWORD), { address: '10.2.0.2', ports });
+    expect(countStatuses(answers)).toEqual({ 200: 50 });
+  });
 });

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
+import { concurrentLogins, countStatuses } from '../helpers/concurrent-logins.js';
+import { portOf } from '../helpers/raw-http.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/service.js';
 
 interface Answer {
@@ -104,5 +106,68 @@ describe('failed-login limit with WORKERS=2', () => {
       const refused = await loginOnNewConnection(service.baseUrl, TEST_USERNAME, TEST_PASSWORD);
       expect(refused).toMatchObject({ status: 429, message: 'Too many requests' });
     }
+  }, 30_000);
+});
+
+// Concurrency: the primary decides every login (it counts each failure and answers each
+// correct login), so 200 guesses that reach both workers together, each past the worker's
+// check before its body, learn at most LOGIN_RATE_LIMIT password outcomes.
+describe('failed-login limit with WORKERS=2, concurrent logins (LOGIN_RATE_LIMIT=5)', () => {
+  const LIMIT = 5;
+  let dir: string;
+  let service: ChildService;
+  const requestLogLines = () =>
+    service.process
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { pid: number; msg: string; route?: string; status?: number })
+      .filter((line) => line.route === '/token');
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'login-limit-workers-concurrent-'));
+    service = await startChildService({
+      dbUrl: `sqlite:${join(dir, 'books.db')}`,
+      env: { WORKERS: '2', LOGIN_RATE_LIMIT: String(LIMIT), TRUST_PROXY: 'true', LOG_LEVEL: 'info' },
+    });
+    // Both workers listening, so that new connections alternate between them.
+    for (let waited = 0; service.process.stdout().split('book service ready').length - 1 < 2; waited += 50) {
+      if (waited > 15_000) throw new Error(`the workers did not both start:\n${service.process.stdout()}`);
+      await sleep(50);
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    const code = await service?.stop('SIGTERM');
+    await killAllChildServices();
+    rmSync(dir, { recursive: true, force: true });
+    expect(code).toBe(0);
+  }, 30_000);
+
+  it('200 concurrent wrong passwords over both workers: at most 5 answer 401, the rest 429 with Retry-After; then a correct login is 429 on either', async () => {
+    const address = '10.3.0.1';
+    const ports = [portOf(service.baseUrl)];
+    const answers = await concurrentLogins(
+      Array.from({ length: 200 }, (_, i) => `wrong-${i}`),
+      { address, ports },
+    );
+    const counts = countStatuses(answers);
+    expect(counts[401] ?? 0, JSON.stringify(counts)).toBeLessThanOrEqual(LIMIT);
+    expect((counts[401] ?? 0) + (counts[429] ?? 0), JSON.stringify(counts)).toBe(200);
+    for (const answer of answers.filter((candidate) => candidate.status === 429)) {
+      expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(Number(answer.headers['retry-after'])).toBeLessThanOrEqual(60);
+    }
+    // The attempts were really spread: both workers answered some of them.
+    await expect.poll(() => requestLogLines().length).toBeGreaterThanOrEqual(200);
+    expect(new Set(requestLogLines().map((line) => line.pid)).size).toBe(2);
+
+    const correct = await concurrentLogins([TEST_PASSWORD, TEST_PASSWORD], { address, ports });
+    expect(countStatuses(correct)).toEqual({ 429: 2 });
+  }, 30_000);
+
+  it('50 concurrent correct logins over both workers, with no failure before: all 200', async () => {
+    const answers = await concurrentLogins(Array<string>(50).fill(TEST_PASSWORD), { address: '10.3.0.2', ports: [portOf(service.baseUrl)] });
+    expect(countStatuses(answers)).toEqual({ 200: 50 });
   }, 30_000);
 });

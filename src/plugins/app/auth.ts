@@ -42,7 +42,8 @@ const REDIS_STARTUP_WAIT_MS = 2_000;
 /** LOGIN_LIMIT_STORE: a count in this process, or one in Redis shared by every instance. */
 async function createOwnLoginLimiter(app: FastifyInstance, settings: Readonly<AuthSettings>): Promise<LoginLimiter> {
   const store = settings.loginLimitStore;
-  if (store.kind === 'memory') return createLoginLimiter(settings.loginRateLimit);
+  // Off (LOGIN_RATE_LIMIT=0): the in-process limiter answers 0 at once; Redis is not even reached.
+  if (store.kind === 'memory' || settings.loginRateLimit === 0) return createLoginLimiter(settings.loginRateLimit);
   const shared = createRedisLoginLimiter(store.url, settings.loginRateLimit, app.log as Logger);
   app.addHook('onClose', () => shared.close());
   await shared.connected(REDIS_STARTUP_WAIT_MS);
