@@ -159,7 +159,8 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
         );
     },
     end(callback) {
-      Promise.all(selector.pools.map((nodePool) => endNodePool(nodePool, options.queryTimeoutMs))).then(
+      // At most 5 s: the migrations' connections have a limit of minutes.
+      Promise.all(selector.pools.map((nodePool) => endNodePool(nodePool, Math.min(options.queryTimeoutMs, 5_000)))).then(
         () => callback(null),
         callback,
       );
