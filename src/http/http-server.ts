@@ -17,6 +17,13 @@
 // REQUESTS_PER_TURN_WHILE_ACCEPTING while connections are arriving (one was accepted in this
 // turn): the loop then turns, and accepts, every few requests until the burst is over. The
 // requests left over are answered in the next turns, first come, first served.
+//
+// Half-closed clients. A client may send its request and then shut down its sending side (TCP
+// FIN: HTTP/1.0 clients, `nc -N`, some proxies). By default Node's server answers the FIN by
+// ending the socket (Node 22+ also aborts the requests in flight): an answer that is not
+// written by then is lost, though the request may well have run (a book stored, no 201). With
+// answers given a turn later (above), and after store queries, that is most answers. So the
+// server is told to keep answering: see answerHalfClosedClients below.
 import http from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
@@ -35,15 +42,50 @@ export interface HttpServerOptions {
   connectionTimeout: number;
 }
 
+export interface HalfCloseOptions {
+  /**
+   * Answer every request a client sent before half-closing its connection, then close it
+   * (default). False restores Node's default: the FIN ends our side too, answers still to
+   * come are lost.
+   */
+  answerHalfClosedClients?: boolean;
+}
+
 /** Fastify's `serverFactory`: the server Fastify would make, with `handler` run in batches. */
-export function createHttpServer(handler: RequestListener, options: HttpServerOptions): Server {
+export function createHttpServer(
+  handler: RequestListener,
+  options: HttpServerOptions,
+  { answerHalfClosedClients = true }: HalfCloseOptions = {},
+): Server {
   const turns = answerInTurns(handler);
   const server = http.createServer(options.http ?? {}, turns.listener);
   server.on('connection', turns.connectionAccepted);
   server.keepAliveTimeout = options.keepAliveTimeout;
   server.requestTimeout = options.requestTimeout;
   server.setTimeout(options.connectionTimeout);
+  if (answerHalfClosedClients) answerAfterHalfClose(server);
   return server;
+}
+
+/**
+ * The one place this module reaches below Node's public API: `httpAllowHalfOpen`, an
+ * undocumented property of http.Server (since Node 0.x; the same in Node 20, 22 and 24:
+ * lib/_http_server.js, socketOnEnd). The sockets are already half-open capable (http.Server
+ * is a net.Server with allowHalfOpen: true); this flag decides what the HTTP layer does on the
+ * client's FIN:
+ *  - false (Node's default): end our side at once (Node 22+ also aborts the requests in
+ *    flight). Answers not yet written are lost.
+ *  - true: mark the last pending response as the connection's last (`_last`); once it is
+ *    written Node calls socket.destroySoon() (FIN after the answers, then close: the
+ *    lingering-close plugin's patched destroySoon applies as for any closing answer), and
+ *    answers queued behind it (pipelined requests) go out first. With nothing pending (an idle
+ *    keep-alive connection) Node ends the socket at once, so none is left half-open.
+ * A FIN in the middle of a request (headers or body cut off) is unchanged: Node's parser
+ * reports it as a client error first (src/http/errors.ts, handleClientError).
+ * If a Node version drops the property, setting it does nothing and the default comes back.
+ */
+function answerAfterHalfClose(server: Server) {
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 }
 
 export interface BatchSizes {
