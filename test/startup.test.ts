@@ -83,6 +83,23 @@ describe('startup failures: one line naming the setting and the cause, exit code
     );
   });
 
+  // Node's mkdirSync(…, { recursive: true }) never returns under /proc (it retries ENOENT forever).
+  it.each(['sqlite:/proc/x/y.db', 'sqlite:/proc/x/deeper/y.db', 'sqlite:/sys/x/y.db'])('an impossible SQLite path (%s): exits within 5 s naming DB_URL, no hang', async (dbUrl) => {
+    const started = Date.now();
+    const service = spawnService({ ...valid, DB_URL: dbUrl }, workDir);
+    const hung = setTimeout(() => service.child.kill('SIGKILL'), 5_000);
+    try {
+      const code = await service.exited;
+      expect(Date.now() - started, 'still running after 5 s').toBeLessThan(5_000);
+      expect(code, service.stderr()).toBe(1);
+      const lines = service.stderr().trim().split('\n');
+      expect(lines, service.stderr()).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^book-service: cannot start: cannot open the SQLite store at ${dbUrl.replaceAll('/', '\\/')} \\(DB_URL\\): .*mkdir`));
+    } finally {
+      clearTimeout(hung);
+    }
+  });
+
   it('port already in use: exits naming PORT', async () => {
     const port = await freePort();
     const first = spawnService({ ...valid, PORT: String(port) }, workDir);

@@ -1,12 +1,12 @@
 // Every failure becomes the envelope: framework errors, validation, body limits, store
 // outages and bugs. Internals (SQL, stacks, driver text) go to the log, never to the body.
 import { STATUS_CODES } from 'node:http';
-import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { Messages, errorEnvelope } from './envelope.js';
+import { lastAnswerOwed } from './http-server.js';
 
 /** Messages for 4xx statuses that have no operation-specific text. */
 const GENERIC_MESSAGES: Record<number, string> = {
@@ -94,14 +94,15 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
  */
 export function handleClientError(error: Error & { code?: string }, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  // Garbage after a complete request (pipelined, or bytes past its Content-Length): the
-  // answer to that request is still being produced. Let it go out whole, then close. (A
-  // request still arriving, e.g. a slow upload that timed out, is cut off below instead.)
-  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (inFlight && !inFlight.writableFinished && inFlight.req.complete) {
+  // Garbage after complete requests (pipelined, or bytes past a Content-Length), or a FIN in
+  // the middle of the next request: the answers to the complete ones are still being produced.
+  // Let them all go out whole (they go out in order: waiting for the last is enough), then
+  // close. (A request still arriving, e.g. a slow upload that timed out, is cut off below.)
+  const owed = lastAnswerOwed(socket);
+  if (owed !== undefined) {
     const close = () => socket.destroy();
-    inFlight.once('finish', close);
-    inFlight.once('close', close);
+    owed.once('finish', close);
+    owed.once('close', close);
     return;
   }
   const status =

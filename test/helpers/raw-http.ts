@@ -120,6 +120,57 @@ export function rawRequest(port: number, request: RawRequest, options: RawExchan
   return rawExchange(port, (socket) => void socket.write(bytes), { head: request.method === 'HEAD', ...options });
 }
 
+export interface HalfClosedExchange {
+  /** Every complete response, in order. */
+  responses: RawResponse[];
+  /** Bytes after the last complete response: a cut-off response, or nothing. */
+  rest: Buffer;
+  /** True when the server closed the connection before the timeout. */
+  closed: boolean;
+  /** Socket error code seen on the client side, if any. */
+  error: string | undefined;
+  elapsedMs: number;
+  /** The client's port: the server-side socket's remotePort. */
+  localPort: number | undefined;
+}
+
+/**
+ * Sends `bytes` (one request, several pipelined, or a cut-off one), then shuts down the
+ * sending side (TCP FIN) as HTTP/1.0 clients, `nc -N` and some proxies do, and reads until the
+ * server closes the connection or `timeoutMs` passes.
+ */
+export function halfClosedExchange(port: number, bytes: Buffer, { timeoutMs = 5_000, host = '127.0.0.1' } = {}): Promise<HalfClosedExchange> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const chunks: Buffer[] = [];
+    let error: string | undefined;
+    // allowHalfOpen: our side stays open for reading once we have sent our FIN (the default
+    // would do too, but this way a close is always the server's decision).
+    const socket = connect({ port, host, allowHalfOpen: true });
+    let settled = false;
+    const finish = (closed: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ ...parseResponses(Buffer.concat(chunks), { closed }), closed, error, elapsedMs: Date.now() - started, localPort });
+    };
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      error ??= err.code ?? err.message;
+    });
+    // The server's FIN (or reset): nothing more will come.
+    socket.once('end', () => finish(true));
+    socket.once('close', () => finish(true));
+    let localPort: number | undefined;
+    socket.once('connect', () => {
+      localPort = socket.localPort;
+      socket.end(bytes);
+    });
+  });
+}
+
 /** Port of a base URL such as http://127.0.0.1:1234. */
 export function portOf(baseUrl: string): number {
   return Number(new URL(baseUrl).port);
@@ -133,11 +184,33 @@ export function parseResponse(
   bytes: Buffer,
   { head = false, closed = true }: { head?: boolean; closed?: boolean } = {},
 ): RawResponse | undefined {
+  return parseOne(bytes, { head, closed })?.response;
+}
+
+/**
+ * Every complete response in `bytes`, in order (pipelined answers), and the bytes after the
+ * last of them: a partial response, or nothing. HEAD answers cannot be told apart here.
+ */
+export function parseResponses(bytes: Buffer, { closed = true }: { closed?: boolean } = {}): { responses: RawResponse[]; rest: Buffer } {
+  const responses: RawResponse[] = [];
+  let rest = bytes;
+  for (;;) {
+    const parsed = parseOne(rest, { head: false, closed });
+    if (parsed === undefined) return { responses, rest };
+    responses.push(parsed.response);
+    rest = rest.subarray(parsed.length);
+    if (rest.length === 0) return { responses, rest };
+  }
+}
+
+/** The first final response in `bytes` and how many bytes it took (interim responses included). */
+function parseOne(bytes: Buffer, { head, closed }: { head: boolean; closed: boolean }): { response: RawResponse; length: number } | undefined {
   const headEnd = bytes.indexOf('\r\n\r\n');
   if (headEnd < 0) return undefined;
   // Interim responses (100 Continue) come first; the final response follows them.
   if (/^HTTP\/1\.[01] 1\d\d\b/.test(bytes.subarray(0, 16).toString('latin1'))) {
-    return parseResponse(bytes.subarray(headEnd + 4), { head, closed });
+    const final = parseOne(bytes.subarray(headEnd + 4), { head, closed });
+    return final && { response: final.response, length: headEnd + 4 + final.length };
   }
   const [statusLine = '', ...lines] = bytes.subarray(0, headEnd).toString('latin1').split('\r\n');
   const match = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(statusLine);
@@ -150,27 +223,33 @@ export function parseResponse(
     const value = line.slice(colon + 1).trim();
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
   }
-  const rest = bytes.subarray(headEnd + 4);
+  const bodyStart = headEnd + 4;
+  const rest = bytes.subarray(bodyStart);
   let body: Buffer;
+  let bodyLength: number;
   if (head) {
     body = Buffer.alloc(0);
+    bodyLength = 0;
   } else if (/\bchunked\b/i.test(headers['transfer-encoding'] ?? '')) {
     const decoded = dechunk(rest);
     if (decoded === undefined) return undefined;
-    body = decoded;
+    ({ body, length: bodyLength } = decoded);
   } else if (headers['content-length'] !== undefined) {
     const length = Number(headers['content-length']);
     if (!Number.isSafeInteger(length) || rest.length < length) return undefined;
     body = rest.subarray(0, length);
+    bodyLength = length;
   } else {
     // Delimited by the close.
     if (!closed) return undefined;
     body = rest;
+    bodyLength = rest.length;
   }
-  return { status: Number(match[1]), headers, body: body.toString('utf8') };
+  return { response: { status: Number(match[1]), headers, body: body.toString('utf8') }, length: bodyStart + bodyLength };
 }
 
-function dechunk(bytes: Buffer): Buffer | undefined {
+/** A chunked body (without trailers) and how many bytes it took. */
+function dechunk(bytes: Buffer): { body: Buffer; length: number } | undefined {
   const out: Buffer[] = [];
   let offset = 0;
   for (;;) {
@@ -178,7 +257,10 @@ function dechunk(bytes: Buffer): Buffer | undefined {
     if (lineEnd < 0) return undefined;
     const size = parseInt(bytes.subarray(offset, lineEnd).toString('latin1').split(';')[0] ?? '', 16);
     if (!Number.isFinite(size)) return undefined;
-    if (size === 0) return Buffer.concat(out);
+    if (size === 0) {
+      if (bytes.length < lineEnd + 4) return undefined;
+      return { body: Buffer.concat(out), length: lineEnd + 4 };
+    }
     const start = lineEnd + 2;
     if (bytes.length < start + size + 2) return undefined;
     out.push(bytes.subarray(start, start + size));

@@ -1,11 +1,13 @@
 // The HTTP server under Fastify (src/http/http-server.ts): requests of one event-loop turn are
 // answered together, first come first served, at most REQUESTS_PER_TURN per turn (fewer in a
-// turn that accepted a connection); the server keeps Fastify's settings.
+// turn that accepted a connection); a client that half-closes still gets its answer; the server
+// keeps Fastify's settings.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUESTS_PER_TURN, answerInTurns, createHttpServer } from '../../src/http/http-server.js';
+import { halfClosedExchange, requestBytes } from '../helpers/raw-http.js';
 import { startService, type RunningService } from '../helpers/service.js';
 
 describe('answerInTurns: the scheduler', () => {
@@ -108,6 +110,37 @@ describe('createHttpServer: a real server', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('createHttpServer: half-closed clients', () => {
+  /** A server whose answers take 20 ms (a store query), and one request sent with its FIN. */
+  async function halfClosedRequest(answerHalfClosedClients: boolean) {
+    const server = createHttpServer(
+      (_request, response) => void setTimeout(() => response.end('answered'), 20),
+      { keepAliveTimeout: 5_000, requestTimeout: 10_000, connectionTimeout: 60_000 },
+      { answerHalfClosedClients },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      return await halfClosedExchange(port, requestBytes({ method: 'GET', path: '/', headers: [['Connection', 'keep-alive']] }));
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('answers a request whose client half-closed before the answer was ready, then closes', async () => {
+    const exchange = await halfClosedRequest(true);
+    expect(exchange.responses.map((response) => response.body)).toEqual(['answered']);
+    expect(exchange.closed).toBe(true);
+  });
+
+  it('switched off, Node’s default: the FIN ends the connection and the answer is lost', async () => {
+    const exchange = await halfClosedRequest(false);
+    expect(exchange.responses).toEqual([]);
+    expect(exchange.closed).toBe(true);
   });
 });
 

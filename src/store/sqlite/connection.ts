@@ -1,6 +1,6 @@
 // SQLite through better-sqlite3: WAL, synchronous=FULL, busy timeout, bigint integers, and a
 // statement cache shared by Kysely's driver and the synchronous executor.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import type { CompiledQuery, QueryResult, SqliteDatabase as KyselySqliteDatabase } from 'kysely';
@@ -78,7 +78,7 @@ function cachedStatement(
 
 function openDatabase(file: string, options: Pick<DriverOptions, 'description'>): SqliteDatabase.Database {
   try {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') makeDirectories(dirname(file));
     const database = new SqliteDatabase(file);
     NEVER_COLLECTED.push(database);
     // WAL for concurrent readers; FULL so an acknowledged write survives power loss, not only a crash.
@@ -92,5 +92,26 @@ function openDatabase(file: string, options: Pick<DriverOptions, 'description'>)
     return database;
   } catch (error) {
     throw new StoreStartupError(`cannot open the SQLite store at ${options.description} (DB_URL): ${(error as Error).message}`);
+  }
+}
+
+/**
+ * mkdirSync(dir, { recursive: true }), one level at a time, stopping at the first failure:
+ * Node's recursive mkdir never returns under /proc (it retries ENOENT there forever), so an
+ * impossible DB_URL such as sqlite:/proc/x/books.db would hang the startup.
+ */
+function makeDirectories(dir: string) {
+  const missing: string[] = [];
+  for (let current = dir; !existsSync(current); current = dirname(current)) {
+    missing.unshift(current);
+    if (dirname(current) === current) break;
+  }
+  for (const level of missing) {
+    try {
+      mkdirSync(level);
+    } catch (error) {
+      // Another process (a worker of the same service) made it meanwhile.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
   }
 }
