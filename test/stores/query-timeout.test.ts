@@ -160,3 +160,45 @@ forEachStore((kind) => {
     });
   });
 }, SERVER_STORES);
+
+forEachStore((kind) => {
+  describe(`DB_QUERY_TIMEOUT=${QUERY_TIMEOUT_S} bounds the wait for a pooled connection (DB_POOL_MAX=1)`, () => {
+    let service: RunningService;
+    let client: ApiClient;
+    let token: string;
+    let session: LockSession;
+
+    beforeAll(async () => {
+      service = await startService(kind, { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S), DB_POOL_MAX: '1', LOG_LEVEL: 'warn' });
+      client = new ApiClient(service.baseUrl);
+      token = await client.token();
+      session = await openLockSession(kind, service.testStore.directUrl ?? service.testStore.url);
+    });
+    afterAll(async () => {
+      await session?.close();
+      await service?.stop();
+    });
+
+    it('five PUTs on a locked row, one connection: every one answers 503 within the limit (none waits for the others in turn)', async () => {
+      const locked = await client.createBook(token, { title: 'One connection', author: 'Timeout', year: 2005 });
+      await session.lockRow(locked.id);
+      try {
+        const answers = await Promise.all(
+          Array.from({ length: 5 }, (_, n) =>
+            timed(() => client.request('PUT', `/book/${locked.id}`, { token, body: { title: `Queued ${n}` } })),
+          ),
+        );
+        for (const { value, ms } of answers) {
+          expect(value.status, value.text).toBe(503);
+          expect(ms).toBeLessThan(MAX_TIMEOUT_ANSWER_MS);
+        }
+      } finally {
+        await session.release();
+      }
+      await sleep(300);
+      const after = await client.request('GET', `/book/${locked.id}`, { token });
+      expect(after.status, after.text).toBe(200);
+      expect((after.body.data as { title: string }).title).toBe('One connection');
+    });
+  });
+}, SERVER_STORES);
