@@ -251,8 +251,8 @@ function randomWord(): number {
 function explain(ops: readonly RegisterOp[], stuck: number, initialValue: string | null, origin: number): string {
   const at = (time: number) => (time === Infinity ? '∞' : `${(time - origin).toFixed(1)}`);
   const show = (op: RegisterOp) =>
-    `${op.kind === 'write' ? `write ${JSON.stringify(op.value)}` : `read → ${JSON.stringify(op.value)}`} by client ${op.process}` +
-    ` [${at(op.invokedAt)} – ${op.outcome === 'unknown' ? `${at(op.completedAt)}, outcome unknown` : at(op.completedAt)} ms]` +
+    `${op.kind === 'write' ? `write ${JSON.stringify(op.value)}` : `read → ${JSON.stringify(op.value)}`} by process ${op.process}` +
+    ` [${at(op.invokedAt)} – ${op.outcome === 'unknown' ? `? ms: outcome unknown, given up at ${at(op.completedAt)}` : at(op.completedAt)} ms]` +
     (op.detail ? ` (${op.detail})` : '');
   const op = ops[stuck]!;
   const lines: string[] = [];
@@ -305,14 +305,19 @@ function explain(ops: readonly RegisterOp[], stuck: number, initialValue: string
   } else {
     lines.push('no order of the operations around this write explains the reads around it:', `  ${show(op)}`);
   }
-  // Every op overlapping the stuck one, and the reads of this key just before and after it:
-  // a stale value that comes and goes (fresh, stale, fresh) shows here.
+  // The ops nearest to the stuck one in time (a stale value that comes and goes, fresh, stale,
+  // fresh, shows here), with the write of every value they read, however long before.
   const window = 1_000;
-  const nearby = ops
+  const nearest = ops
     .filter((other) => other.invokedAt < op.completedAt + window / 4 && (other.outcome === 'unknown' ? Infinity : other.completedAt) > op.invokedAt - window)
-    .sort((a, b) => a.invokedAt - b.invokedAt);
-  const shown = nearby.length > 24 ? [...nearby.filter((other) => other.kind === 'write').slice(-8), ...nearby.filter((other) => other.kind === 'read').slice(-16)].sort((a, b) => a.invokedAt - b.invokedAt) : nearby;
-  lines.push(`operations on this key from ${window} ms before it to ${window / 4} ms after it, by invocation (>: the one above; times from the start of the history):`);
+    .sort((a, b) => Math.abs(a.invokedAt - op.invokedAt) - Math.abs(b.invokedAt - op.invokedAt))
+    .slice(0, 30);
+  const writers = nearest
+    .filter((other) => other.kind === 'read')
+    .map((other) => ops.find((write) => write.kind === 'write' && write.value === other.value))
+    .filter((write): write is RegisterOp => write !== undefined);
+  const shown = [...new Set([...nearest, ...writers])].sort((a, b) => a.invokedAt - b.invokedAt);
+  lines.push(`the ${nearest.length} operations on this key nearest to it, and the writes of the values they read, by invocation (>: the one above; times from the start of the history):`);
   for (const other of shown) lines.push(`  ${other === op ? '>' : ' '} ${show(other)}`);
   return lines.join('\n');
 }

@@ -5,6 +5,9 @@
 // (test/helpers/linearizability.ts). Runs on each store (three instances on one SQLite file,
 // PostgreSQL or MariaDB database), and on a private 3-node Galera cluster with one node
 // SIGKILLed and restarted mid-run (LIN_ROUNDS rounds, default 2).
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
 import { checkRegisterHistory } from '../helpers/linearizability.js';
@@ -56,9 +59,16 @@ function expectLinearizable(result: RegisterWorkloadResult, context: string, log
   expect(ok.filter((op) => op.kind === 'write').length, `${context}: acknowledged writes; ${result.summary}`).toBeGreaterThan(50);
   expect(ok.filter((op) => op.kind === 'read').length, `${context}: successful reads; ${result.summary}`).toBeGreaterThan(50);
   expect(result.problems, `${context}: answers that break the API's promises`).toEqual([]);
+  // The whole history, for a closer look than the message gives (times in ms from the start).
+  let saved = '';
+  if (!verdict.linearizable) {
+    saved = join(tmpdir(), `linearizability-${Date.now()}.json`);
+    const ops = result.history.map((op) => ({ ...op, invokedAt: op.invokedAt - result.origin, completedAt: op.completedAt - result.origin }));
+    writeFileSync(saved, JSON.stringify({ context, initial: Object.fromEntries(result.initial), nodeTimeline: result.nodeTimeline, ops }, null, 1));
+  }
   const message = verdict.linearizable
     ? ''
-    : `${context}: not linearizable\n${verdict.report}\n\nnode in use over time: ${result.nodeTimeline.join('; ') || '(single-host instances)'}\n` +
+    : `${context}: not linearizable (history saved in ${saved})\n${verdict.report}\n\nnode in use over time: ${result.nodeTimeline.join('; ') || '(single-host instances)'}\n` +
       `requests: ${result.summary}\nwhat the instances logged (warn and above) during the run:\n${logs().join('\n') || '(nothing)'}`;
   if (!verdict.linearizable) console.error(`[linearizability] ${message}`);
   expect(verdict.linearizable, message).toBe(true);
@@ -149,6 +159,15 @@ describeWithPrivateGalera('a 3-node Galera cluster, one node SIGKILLed and resta
       }
       events.push(`${at()}: clients stopped`);
       for (const { name, child } of instances) await child.assertAlive(`after round ${round} (instance on ${name})`);
+      // What the instances warned about this round, counted (node moves, failed session settings…).
+      const warned = new Map<string, number>();
+      for (const { name, child, multiHost } of instances) {
+        for (const line of serviceWarnings(multiHost ? 'multi' : `single@${name}`, child, startedAt, Date.now(), result.originEpochMs)) {
+          const what = line.replace(/ at [\d.]+ s: /, ': ').replace(/ \{.*$/, '');
+          warned.set(what, (warned.get(what) ?? 0) + 1);
+        }
+      }
+      console.info(`[linearizability] galera round ${round}, warnings: ${[...warned].map(([what, count]) => `${what} ×${count}`).join('; ') || 'none'}`);
       expectLinearizable(result, `galera round ${round} (${events.join(', ')})`, () => [
         ...events,
         ...instances.flatMap(({ name, child, multiHost }) =>

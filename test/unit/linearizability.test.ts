@@ -56,8 +56,8 @@ describe('hand-made histories', () => {
     const result = check([write(1, 'a', 0, 10), write(2, 'b', 11, 20), read(3, 'a', 25, 30), read(1, 'b', 40, 41)]);
     expect(result.linearizable).toBe(false);
     expect(result.report).toContain('stale read');
-    expect(result.report).toContain('read → "a" by client 3 [25.0 – 30.0 ms]');
-    expect(result.report).toContain('acknowledged before the read: write "b" by client 2 [11.0 – 20.0 ms]');
+    expect(result.report).toContain('read → "a" by process 3 [25.0 – 30.0 ms]');
+    expect(result.report).toContain('acknowledged before the read: write "b" by process 2 [11.0 – 20.0 ms]');
   });
 
   it('fresh, stale, fresh: the value alternates back to an overwritten one and forward again', () => {
@@ -69,8 +69,8 @@ describe('hand-made histories', () => {
       read(2, 'b', 15, 16),
     ]);
     expect(result.linearizable).toBe(false);
-    expect(result.report).toContain('read → "a" by client 3 [13.0 – 14.0 ms]');
-    expect(result.report).toMatch(/read → "b" by client 2 \[15\.0 – 16\.0 ms\]/);
+    expect(result.report).toContain('read → "a" by process 3 [13.0 – 14.0 ms]');
+    expect(result.report).toMatch(/read → "b" by process 2 \[15\.0 – 16\.0 ms\]/);
   });
 
   it('a read that saw the new value, then one that did not start before the first ended and saw the old one', () => {
@@ -188,7 +188,7 @@ describe('generated histories', () => {
     expect(result.linearizable).toBe(false);
     expect(result.keys.filter((verdict) => verdict.linearizable !== true).map((verdict) => verdict.key)).toEqual([firstWrite.key]);
     expect(result.report).toContain('stale read');
-    expect(result.report).toContain(`read → ${JSON.stringify(firstWrite.value)} by client ${victim.process}`);
+    expect(result.report).toContain(`read → ${JSON.stringify(firstWrite.value)} by process ${victim.process}`);
     expect(took).toBeLessThan(1_000);
   });
 });
