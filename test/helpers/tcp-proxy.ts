@@ -20,6 +20,12 @@ export interface TcpProxy {
    * connection is reset (the port stays open): a connection lost at a chosen moment.
    */
   cutOnceAt(text: string): void;
+  /**
+   * The first time a client sends bytes containing `text`, that connection stops passing what
+   * its client sends for `ms`, then passes it all on (the server stays up): a statement held
+   * up on its way (a stalled network, a cluster pausing), which the server still runs later.
+   */
+  stallOnceAt(text: string, ms: number): void;
   close(): Promise<void>;
 }
 
@@ -29,6 +35,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   let server: Server | undefined;
   let frozen = false;
   let cutAt: Buffer | undefined;
+  let stallAt: { text: Buffer; ms: number } | undefined;
 
   const listen = () =>
     new Promise<void>((resolve, reject) => {
@@ -44,16 +51,34 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
         }
         if (frozen) return; // accepted, and never answered
         upstream.pipe(client);
+        /** While stalled: what the client sent, to pass on afterwards (the end too). */
+        let held: (Buffer | 'end')[] | undefined;
         client.on('data', (chunk: Buffer) => {
           if (cutAt !== undefined && chunk.includes(cutAt)) {
             cutAt = undefined;
             for (const socket of sockets) socket.resetAndDestroy();
             return;
           }
+          if (held === undefined && stallAt !== undefined && chunk.includes(stallAt.text)) {
+            const stalled: (Buffer | 'end')[] = [];
+            held = stalled;
+            setTimeout(() => {
+              held = undefined;
+              for (const part of stalled) {
+                if (part === 'end') upstream.end();
+                else upstream.write(part);
+              }
+            }, stallAt.ms);
+            stallAt = undefined;
+          }
+          if (held !== undefined) {
+            held.push(chunk);
+            return;
+          }
           if (!upstream.write(chunk)) client.pause();
         });
         upstream.on('drain', () => client.resume());
-        client.on('end', () => upstream.end());
+        client.on('end', () => (held !== undefined ? held.push('end') : upstream.end()));
       });
       listening.once('error', reject);
       listening.listen(port, '127.0.0.1', () => {
@@ -84,5 +109,9 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     cutAt = Buffer.from(text);
   };
 
-  return { port, cut, restore: listen, freeze, cutOnceAt, close: cut };
+  const stallOnceAt = (text: string, ms: number) => {
+    stallAt = { text: Buffer.from(text), ms };
+  };
+
+  return { port, cut, restore: listen, freeze, cutOnceAt, stallOnceAt, close: cut };
 }
