@@ -5,7 +5,7 @@
 // process, the cluster primary, or Redis): a wrong password counts a failure and learns the new
 // count in the same step, a correct one asks whether the address is limited. So logins that
 // arrive together are answered as if one after the other: N concurrent guesses from one address
-// learn at most `limit` password outcomes. A correct login takes no slot (the issue's "take a
+// learn at most `limit` password outcomes. A correct login takes no slot ("take a
 // slot, give it back on success" would refuse concurrent correct logins behind one NAT address).
 
 /** Seconds a refused login must wait (Retry-After), or 0 when the login may go on. */
