@@ -19,10 +19,8 @@ import { StoreStartupError } from './startup-error.js';
 
 const LEASE_TABLE = 'book_service_migration_lease';
 const LEASE_ROW = 1;
-/** A holder that died keeps others waiting this long after its last renewal. */
-const LEASE_MS = 60_000;
-/** The holder renews the lease this often while its migrations run. */
-const RENEW_EVERY_MS = LEASE_MS / 4;
+/** A holder that died keeps others waiting this long after its last renewal (renewed every quarter of it). */
+export const LEASE_MS = 60_000;
 const POLL_MS = 200;
 
 // A type alias (not an interface): withTables wants an index-signature-compatible record.
@@ -37,6 +35,8 @@ export interface LeaseOptions {
   nowMs: RawBuilder<number>;
   /** How long to wait for another holder at most (it renews while its migrations run). */
   waitAtMostMs: number;
+  /** How long the lease lasts after each renewal (LEASE_MS; tests shorten it). */
+  leaseMs?: number;
   logger: Logger;
   description: string;
   classifyError: (error: unknown) => StoreErrorKind | undefined;
@@ -50,7 +50,8 @@ export function newLeaseHolder(): string {
 export async function withMigrationLease<T>(booksDb: Kysely<BookDatabase>, options: LeaseOptions, work: () => Promise<T>): Promise<T> {
   const db = booksDb.withTables<LeaseDatabase>();
   const { holder } = options;
-  const expiresAt = sql<number>`${options.nowMs} + ${sql.lit(LEASE_MS)}`;
+  const leaseMs = options.leaseMs ?? LEASE_MS;
+  const expiresAt = sql<number>`${options.nowMs} + ${sql.lit(leaseMs)}`;
   await createLeaseTable(db.schema, options);
   const deadline = Date.now() + options.waitAtMostMs;
   let waiting = false;
@@ -79,7 +80,7 @@ export async function withMigrationLease<T>(booksDb: Kysely<BookDatabase>, optio
     waiting = true;
     await sleep(POLL_MS + Math.random() * POLL_MS);
   }
-  const renewal = keepRenewing(db, options, expiresAt);
+  const renewal = keepRenewing(db, options, expiresAt, leaseMs / 4);
   try {
     return await work();
   } finally {
@@ -93,8 +94,8 @@ export async function withMigrationLease<T>(booksDb: Kysely<BookDatabase>, optio
   }
 }
 
-/** Pushes the lease's end forward every RENEW_EVERY_MS until stopped. */
-function keepRenewing(db: Kysely<LeaseDatabase>, options: LeaseOptions, expiresAt: RawBuilder<number>): { stop(): void } {
+/** Pushes the lease's end forward every `everyMs` until stopped. */
+function keepRenewing(db: Kysely<LeaseDatabase>, options: LeaseOptions, expiresAt: RawBuilder<number>, everyMs: number): { stop(): void } {
   let renewing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     renewing = renewing.then(async () => {
@@ -110,7 +111,7 @@ function keepRenewing(db: Kysely<LeaseDatabase>, options: LeaseOptions, expiresA
         options.logger.warn({ err: error }, 'could not renew the migration lease; trying again');
       }
     });
-  }, RENEW_EVERY_MS);
+  }, everyMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };
 }
