@@ -2,6 +2,7 @@
 // every request's headers first, and the bodies only once all the headers are in. Every
 // attempt is then past the check that runs before the body, so what the service answers shows
 // whether its decision is atomic, not how fast one request finished before the next began.
+import { expect } from 'vitest';
 import { rawExchange, requestBytes, type RawResponse } from './raw-http.js';
 import { TEST_USERNAME } from './service.js';
 
@@ -54,4 +55,18 @@ export function countStatuses(answers: readonly { status: number }[]): Record<nu
   const counts: Record<number, number> = {};
   for (const { status } of answers) counts[status] = (counts[status] ?? 0) + 1;
   return counts;
+}
+
+/**
+ * The answers to concurrent wrong-password logins from one address: at most `limit` of them
+ * 401 (password outcomes revealed), every other one 429 with a Retry-After within the window.
+ */
+export function expectAtMostLimitRevealed(answers: readonly RawResponse[], limit: number): void {
+  const counts = countStatuses(answers);
+  expect(counts[401] ?? 0, JSON.stringify(counts)).toBeLessThanOrEqual(limit);
+  expect((counts[401] ?? 0) + (counts[429] ?? 0), JSON.stringify(counts)).toBe(answers.length);
+  for (const answer of answers.filter((candidate) => candidate.status === 429)) {
+    expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(answer.headers['retry-after'])).toBeLessThanOrEqual(60);
+  }
 }
