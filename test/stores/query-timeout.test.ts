@@ -159,6 +159,9 @@ forEachStore((kind) => {
       await expectBookServedAgain(other.id, 'Readable');
     });
   });
+// PostgreSQL and MySQL only: SQLite runs each statement as a synchronous call on one connection
+// (no pool to wait for, nothing to cancel), and waits for another process's lock by its busy
+// timeout, not DB_QUERY_TIMEOUT.
 }, SERVER_STORES);
 
 forEachStore((kind) => {
@@ -201,4 +204,7 @@ forEachStore((kind) => {
       expect(after.status, after.text).toBe(200);
     });
   });
+// PostgreSQL and MySQL only: SQLite runs each statement as a synchronous call on one connection
+// (no pool to wait for, nothing to cancel), and waits for another process's lock by its busy
+// timeout, not DB_QUERY_TIMEOUT.
 }, SERVER_STORES);
