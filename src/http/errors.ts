@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { SECURITY_HEADERS } from './security-headers.js';
-import { StoreUnavailableError } from '../store/errors.js';
+import { StoreUnavailableError, describeDriverError } from '../store/errors.js';
 import { Messages, errorEnvelope } from './envelope.js';
 import { lastAnswerOwed } from './http-server.js';
 
@@ -75,9 +75,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     return reply.code(400).send(errorEnvelope(400, message));
   }
   if (error instanceof StoreUnavailableError) {
-    // Code and message only: an outage is expected, and a driver's error can drag its client along.
-    const cause = error.cause as (Error & { code?: unknown }) | undefined;
-    request.log.warn({ code: cause?.code, reason: cause?.message }, 'store unavailable');
+    request.log.warn(describeDriverError(error.cause), 'store unavailable');
     return reply.code(503).send(errorEnvelope(503, Messages.serviceUnavailable));
   }
   const status = error.statusCode ?? 500;

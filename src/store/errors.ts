@@ -100,3 +100,13 @@ export function rethrowStoreError(error: unknown, classify: (error: unknown) => 
   if (classify(error) === 'unavailable') throw new StoreUnavailableError({ cause: error });
   throw error;
 }
+
+/**
+ * What a log line says about a driver error: its code and message. Never the error object
+ * itself: a driver's error can drag its client along (pg's: the socket, parsed statements…),
+ * a 5 KB line for an outage that is expected.
+ */
+export function describeDriverError(error: unknown): { code: unknown; reason: string } {
+  if (!(error instanceof Error)) return { code: undefined, reason: String(error) };
+  return { code: (error as DriverError).code, reason: error.message };
+}

@@ -14,13 +14,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Kysely, type RawBuilder, type SchemaModule } from 'kysely';
 import type { Logger } from 'pino';
 import type { BookDatabase } from './books-table.js';
-import type { StoreErrorKind } from './errors.js';
+import { describeDriverError, type StoreErrorKind } from './errors.js';
 import { StoreStartupError } from './startup-error.js';
 
 const LEASE_TABLE = 'book_service_migration_lease';
 const LEASE_ROW = 1;
 /** A holder that died keeps others waiting this long after its last renewal (renewed every quarter of it). */
-export const LEASE_MS = 60_000;
+const LEASE_MS = 60_000;
 const POLL_MS = 200;
 
 // A type alias (not an interface): withTables wants an index-signature-compatible record.
@@ -84,21 +84,31 @@ export async function withMigrationLease<T>(booksDb: Kysely<BookDatabase>, optio
   try {
     return await work();
   } finally {
-    renewal.stop();
+    await renewal.stop();
     await db
       .deleteFrom(LEASE_TABLE)
       .where('id', '=', LEASE_ROW)
       .where('holder', '=', holder)
       .execute()
-      .catch((error: unknown) => options.logger.warn({ err: error }, 'could not release the migration lease; it ends by itself'));
+      .catch((error: unknown) => options.logger.warn(describeDriverError(error), 'could not release the migration lease; it ends by itself'));
   }
 }
 
-/** Pushes the lease's end forward every `everyMs` until stopped. */
-function keepRenewing(db: Kysely<LeaseDatabase>, options: LeaseOptions, expiresAt: RawBuilder<number>, everyMs: number): { stop(): void } {
+/**
+ * Pushes the lease's end forward every `everyMs` until stopped; stop() waits for a renewal in
+ * flight, so it never runs after the lease is released (and reports it "taken over").
+ */
+function keepRenewing(
+  db: Kysely<LeaseDatabase>,
+  options: LeaseOptions,
+  expiresAt: RawBuilder<number>,
+  everyMs: number,
+): { stop(): Promise<void> } {
   let renewing: Promise<void> = Promise.resolve();
+  let stopped = false;
   const timer = setInterval(() => {
     renewing = renewing.then(async () => {
+      if (stopped) return;
       try {
         const result = await db
           .updateTable(LEASE_TABLE)
@@ -108,12 +118,18 @@ function keepRenewing(db: Kysely<LeaseDatabase>, options: LeaseOptions, expiresA
           .executeTakeFirst();
         if (result.numUpdatedRows === 0n) options.logger.error('the migration lease was taken over by another instance while migrating');
       } catch (error) {
-        options.logger.warn({ err: error }, 'could not renew the migration lease; trying again');
+        options.logger.warn(describeDriverError(error), 'could not renew the migration lease; trying again');
       }
     });
   }, everyMs);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+      return renewing;
+    },
+  };
 }
 
 /**

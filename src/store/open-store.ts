@@ -7,6 +7,7 @@ import { BookRepository } from './book-repository.js';
 import type { BookStore } from './book-store.js';
 import type { BookStoreDriver, DriverOptions } from './driver.js';
 import { newLeaseHolder, withMigrationLease, type LeaseOptions } from './migration-lease.js';
+import { describeDriverError } from './errors.js';
 import { migrationsFor } from './migrations/index.js';
 import { StoreStartupError } from './startup-error.js';
 import { openDriver, type StoreConfig } from './store-url.js';
@@ -66,7 +67,7 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
         if ((kind !== 'unavailable' && kind !== 'conflict') || Date.now() + RETRY_DELAY_MS >= deadline) {
           throw error instanceof StoreStartupError ? error : migrationFailed(error, options);
         }
-        logger.warn({ err: error }, `migrating the store at ${options.description} failed halfway; retrying`);
+        logger.warn(describeDriverError(error instanceof StoreStartupError ? error.cause : error), `migrating the store at ${options.description} failed halfway; retrying`);
         await sleep(RETRY_DELAY_MS);
       }
     }

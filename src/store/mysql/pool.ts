@@ -7,6 +7,7 @@ import { createPool as createMysqlPool, type Pool, type PoolConnection } from 'm
 import type { PoolStats } from '../book-store.js';
 import { DEFAULT_POOL_MAX, clientGraceMs, type DriverOptions } from '../driver.js';
 import { NodeSelector, type DatabaseNode } from '../nodes.js';
+import { describeDriverError } from '../errors.js';
 import { NoAnswerError, PoolWaitTimeoutError, SessionSetupError, classifyMysqlError, isMysqlStatementTimeout } from './errors.js';
 
 const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
@@ -46,10 +47,7 @@ function createNodePool(node: DatabaseNode, options: DriverOptions): Pool {
   });
   pool.on('connection', (connection) => {
     // Every connection gets a lasting listener, so a dropped one cannot crash the process.
-    // Code and message only: the error may carry driver internals.
-    connection.on('error', (error: Error & { code?: unknown }) =>
-      options.logger.warn({ code: error.code, reason: error.message, node: node.name }, 'MySQL connection failed'),
-    );
+    connection.on('error', (error: unknown) => options.logger.warn({ ...describeDriverError(error), node: node.name }, 'MySQL connection failed'));
   });
   return pool;
 }

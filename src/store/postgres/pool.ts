@@ -6,6 +6,7 @@ import pg from 'pg';
 import { DEFAULT_POOL_MAX, clientGraceMs, type DriverOptions } from '../driver.js';
 import { NodeSelector, type DatabaseNode } from '../nodes.js';
 import type { SessionAttrs } from '../store-url.js';
+import { describeDriverError } from '../errors.js';
 import { classifyPostgresError } from './errors.js';
 
 const MAX_PREPARED_STATEMENTS = 64;
@@ -31,17 +32,11 @@ function createPostgresPool(url: string, options: DriverOptions): pg.Pool {
   // A connection lost while idle (pool 'error') or while in use (client 'error': pg-pool
   // removes its own listener on checkout) must not crash the process. The failing query
   // rejects on its own; pg-pool discards the broken client when it is released.
-  // Code and message only: pg's errors can carry the client (its socket, parsed statements…).
-  pool.on('error', (error) => options.logger.warn(describePgError(error), 'idle PostgreSQL connection failed'));
+  pool.on('error', (error) => options.logger.warn(describeDriverError(error), 'idle PostgreSQL connection failed'));
   pool.on('connect', (client) => {
-    client.on('error', (error) => options.logger.warn(describePgError(error), 'PostgreSQL connection failed'));
+    client.on('error', (error) => options.logger.warn(describeDriverError(error), 'PostgreSQL connection failed'));
   });
   return pool;
-}
-
-/** What a log line says about a pg error: its code and message, nothing the error object drags along. */
-export function describePgError(error: Error & { code?: unknown }): { code: unknown; reason: string } {
-  return { code: error.code, reason: error.message };
 }
 
 /** A node that answers but must not be used (a standby when writes are wanted): 'unavailable'. */
