@@ -6,8 +6,8 @@ import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'p
 
 /**
  * Never log credentials, tokens or the signing secret. The service never logs bodies or
- * headers; these paths guard the objects it could log by mistake. Explicit paths only:
- * wildcards double the cost of every log line (measured: 2.7 → 4.9 µs).
+ * headers; these paths guard the objects it could log by mistake. Explicit paths only: with
+ * wildcards, redaction made every log line markedly dearer (docs/benchmarks-changes.md).
  */
 const REDACT_PATHS = [
   'req.headers.authorization',
@@ -50,9 +50,9 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /**
  * Lines logged during one turn of the event loop go out together in one write at the end of
  * the turn (setImmediate), or as soon as 64 KiB have gathered. Under load that is one write
- * for dozens of request lines; when idle, each line goes out at once. Measured per line:
- * 2.7 µs with pino's asynchronous 4 KiB buffering (a thread-pool round trip per write), 1.7 µs
- * with a write per line, 0.3 µs batched like this.
+ * for dozens of request lines; when idle, each line goes out at once. Cheaper per line than
+ * pino's asynchronous buffering (a thread-pool round trip per write) or a write per line
+ * (measured: docs/benchmarks-changes.md).
  *
  * Never stalls the event loop on a slow reader. When stdout is a pipe or socket (containers,
  * systemd, a supervisor reading it), fd 1 is non-blocking as soon as anything in the process

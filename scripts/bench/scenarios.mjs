@@ -99,7 +99,7 @@ export function buildScenarios(stores, baselinePort, floor) {
 export async function runRounds(scenarios, tool, settings, mode) {
   // Once per half, before round 1: every server runs each of its scenarios for a while, so that
   // round 1 measures compiled code and full pools as the later rounds do (without it, the
-  // node:http + pg floor went 5.5k, 7.4k, 8.9k req/s over its three rounds).
+  // node:http + pg floor climbed from round to round: docs/benchmarks-changes.md).
   if (settings.settleS > 0) {
     for (const scenario of scenarios) {
       checkAborted();

@@ -111,7 +111,8 @@ export interface CredentialsChecker {
  * Compares in constant time: one SHA-256 digest of both fields (length-prefixed, so no other
  * pair encodes the same: `a` + `b\0c` is not `a\0b` + `c`), always of both, has the same
  * length whatever the input, and timingSafeEqual compares it with the expected one. One
- * digest instead of one per field: the two were 7 % of a POST /token's CPU time.
+ * digest instead of one per field: half the hashing on every login (what the digests cost:
+ * docs/benchmarks-changes.md).
  */
 export function createCredentialsChecker(username: string, password: string): CredentialsChecker {
   const expected = digest(username, password);
@@ -122,7 +123,7 @@ export function createCredentialsChecker(username: string, password: string): Cr
   };
 }
 
-/** One-shot SHA-256 (no Hash object per call: a third cheaper than createHash) of both fields. */
+/** One-shot SHA-256 of both fields: no Hash object per call, cheaper than createHash (docs/benchmarks-changes.md). */
 function digest(username: string, password: string): Buffer {
   return hash('sha256', `${username.length}:${username}${password}`, 'buffer');
 }

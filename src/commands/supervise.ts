@@ -51,9 +51,10 @@ const HEAP_LIMIT_FLAG = /--max[-_](old[-_]space|heap)[-_]size/;
  * The workers' node flags: the primary's, and a heap ceiling of 1 GiB when that is lower than
  * Node's own default. Why: with a ceiling of 2 GiB or more (Node's default on a machine with
  * 8 GiB or more), V8 lets its heap grow up to 4× between full collections, against 1.6× at
- * 1 GiB. Measured under the bench's load on PostgreSQL with WORKERS=2, peak RSS per worker
- * went from 187 to 136 MiB, with no throughput change beyond noise (512 MiB cost ~9 % on
- * GET /books). A container's memory limit already lowers Node's default; then nothing is added.
+ * 1 GiB. Under the bench's load on PostgreSQL that lowered each worker's peak RSS with no
+ * throughput change beyond noise, where a lower ceiling cost throughput on GET /books
+ * (docs/benchmarks-changes.md, "Memory"). A container's memory limit already lowers Node's
+ * default; then nothing is added.
  * An operator's own choice in NODE_OPTIONS is looked for by name: a flag on the workers' command
  * line would take precedence over it.
  */
