@@ -28,6 +28,7 @@ Configuration comes from the environment and from .env in the working directory
   TRUST_PROXY         false      true, a hop count, or proxy addresses/CIDRs
   DB_CONNECT_TIMEOUT  10         seconds to wait for the store at startup
   DB_QUERY_TIMEOUT    5          seconds one store query may take (then 503)
+  DB_MIGRATION_TIMEOUT 600       seconds one migration statement may take
   DB_POOL_MAX         10         connections per process (PostgreSQL, MySQL)
   REQUEST_TIMEOUT     30         seconds a client has to send a whole request
   CORS_ORIGINS        off        comma-separated browser origins, or *
