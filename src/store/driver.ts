@@ -39,6 +39,18 @@ export interface DatabaseModule<Target> {
   open(target: Target, options: DriverOptions): BookStoreDriver;
 }
 
+/**
+ * What src/store/<kind>/<kind>-config.ts exports: how DB_URL names a store of that kind and
+ * what it parses to. store-url.ts reads it at startup, so it loads no driver.
+ */
+export interface DatabaseUrls<Target extends { kind: string }> {
+  kind: Target['kind'];
+  /** Each URL scheme of this database, written as the message for an unsupported scheme shows it (`sqlite:PATH`). */
+  schemes: Readonly<Record<string, string>>;
+  /** DB_URL (whose scheme is one of `schemes`) → what to open; throws `Invalid` naming DB_URL for a URL it cannot use. */
+  parse(dbUrl: string, context: { scheme: string; cwd: string; Invalid: new (message: string) => Error }): Target;
+}
+
 /** What the books table's DDL takes from the database; its other columns follow src/books/book.ts. */
 export interface BooksTableDdl {
   /** A 64-bit integer primary key, generated, never reused after a delete. */

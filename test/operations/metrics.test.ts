@@ -1,9 +1,11 @@
 // GET /metrics (README "Operations"): Prometheus text with http_requests_total and
 // http_request_duration_seconds by method, route pattern and status, the store's pool gauge
 // and Node's default process metrics; METRICS=false removes the route.
+import { createConnection } from 'mysql2/promise';
+import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useService } from '../helpers/service.js';
-import { forEachStore } from '../helpers/stores.js';
+import { forEachStore, type StoreKind } from '../helpers/stores.js';
 
 interface Sample {
   name: string;
@@ -62,6 +64,21 @@ function value(exposition: Exposition, name: string, labels: Record<string, stri
     throw new Error(`${found.length} samples of ${name}${JSON.stringify(labels)}; present:\n${present.join('\n')}`);
   }
   return (found[0] as Sample).value;
+}
+
+/** A row lock on one book, held from a session of its own until released. */
+async function holdRowLock(kind: StoreKind, url: string, id: number): Promise<{ release(): Promise<void> }> {
+  if (kind === 'postgres') {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query('begin');
+    await client.query('select id from books where id = $1 for update', [id]);
+    return { release: () => client.end() };
+  }
+  const connection = await createConnection({ uri: url });
+  await connection.query('start transaction');
+  await connection.query('select id from books where id = ? for update', [id]);
+  return { release: () => connection.end() };
 }
 
 forEachStore((kind) => {
@@ -173,11 +190,34 @@ forEachStore((kind) => {
 
   if (kind !== 'sqlite') {
     describe('DB_POOL_MAX=4', () => {
-      const service = useService(kind, { DB_POOL_MAX: '4' });
+      // A wait for a connection long enough for the load test to watch it.
+      const service = useService(kind, { DB_POOL_MAX: '4', DB_QUERY_TIMEOUT: '20' });
 
       it(`${kind}: book_store_pool_connections{state="max"} = 4`, async () => {
         const exposition = parseExposition(await (await fetch(`${service.current.baseUrl}/metrics`)).text());
         expect(value(exposition, 'book_store_pool_connections', { state: 'max' })).toBe(4);
+      });
+
+      it(`${kind}: under load the gauges follow the pool: every connection in use and the rest waiting, then all idle`, async () => {
+        const { client } = service;
+        const token = await client.token();
+        const book = await client.createBook(token, { title: 'Held', author: 'Pool', year: 2020 });
+        const gauges = async () => {
+          const exposition = parseExposition(await (await fetch(`${service.current.baseUrl}/metrics`)).text());
+          const state = (name: string) => value(exposition, 'book_store_pool_connections', { state: name });
+          return { total: state('total'), idle: state('idle'), in_use: state('in_use'), waiting: state('waiting') };
+        };
+        const lock = await holdRowLock(kind, service.current.testStore.directUrl ?? service.current.testStore.url, book.id);
+        let deletes: Promise<{ status: number; text: string }[]>;
+        try {
+          // Six DELETEs of the locked row: four take every connection and wait for the lock, two wait for a connection.
+          deletes = Promise.all(Array.from({ length: 6 }, () => client.request('DELETE', `/book/${book.id}`, { token })));
+          await expect.poll(gauges, { timeout: 10_000 }).toEqual({ total: 4, idle: 0, in_use: 4, waiting: 2 });
+        } finally {
+          await lock.release();
+        }
+        for (const response of await deletes) expect(response.status, response.text).toBeLessThan(500);
+        await expect.poll(gauges, { timeout: 10_000 }).toEqual({ total: 4, idle: 4, in_use: 0, waiting: 0 });
       });
     });
   }

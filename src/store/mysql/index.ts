@@ -6,8 +6,8 @@ import { BOOK_COLUMNS, bookJson } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
 import { bind, toBigInt, toStoredBook, type BookDatabase, type BookRow } from '../books-table.js';
 import type { BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
-import type { DatabaseNode } from '../nodes.js';
 import { classifyMysqlError } from './errors.js';
+import type { MysqlTarget } from './mysql-config.js';
 import { createNodePools, mysqlPoolStats } from './pool.js';
 
 const BOOKS_TABLE: BooksTableDdl = {
@@ -16,7 +16,7 @@ const BOOKS_TABLE: BooksTableDdl = {
   tableOptions: sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`,
 };
 
-export const mysql: DatabaseModule<{ nodes: DatabaseNode[] }> = {
+export const mysql: DatabaseModule<MysqlTarget> = {
   open(target, options): BookStoreDriver {
     const { nodes } = target;
     const { pool, selector } = createNodePools(nodes, options);

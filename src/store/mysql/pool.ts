@@ -3,11 +3,12 @@
 // when the one in use fails; causal reads and writes on a Galera cluster; a statement that runs
 // past DB_QUERY_TIMEOUT stopped by the server itself (so its 503 means it was rolled back).
 import type { MysqlPool, MysqlPoolConnection } from 'kysely';
-import { createPool as createMysqlPool, type Pool, type PoolConnection } from 'mysql2';
+import { createPool as createMysqlPool, type PoolConnection } from 'mysql2';
 import type { PoolStats } from '../book-store.js';
 import { DEFAULT_POOL_MAX, clientGraceMs, type DriverOptions } from '../driver.js';
 import { NodeSelector, type DatabaseNode } from '../nodes.js';
 import { describeDriverError } from '../errors.js';
+import { CountedPool } from './counted-pool.js';
 import { NoAnswerError, PoolWaitTimeoutError, SessionSetupError, classifyMysqlError, isMysqlStatementTimeout } from './errors.js';
 
 const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
@@ -35,10 +36,11 @@ function sessionSettings(queryTimeoutMs: number): string[] {
   ];
 }
 
-function createNodePool(node: DatabaseNode, options: DriverOptions): Pool {
+function createNodePool(node: DatabaseNode, options: DriverOptions): CountedPool {
+  const connectionLimit = options.poolMax ?? DEFAULT_POOL_MAX;
   const pool = createMysqlPool({
     uri: node.url,
-    connectionLimit: options.poolMax ?? DEFAULT_POOL_MAX,
+    connectionLimit,
     connectTimeout: options.queryTimeoutMs,
     supportBigNumbers: true,
     bigNumberStrings: true,
@@ -49,7 +51,8 @@ function createNodePool(node: DatabaseNode, options: DriverOptions): Pool {
     // Every connection gets a lasting listener, so a dropped one cannot crash the process.
     connection.on('error', (error: unknown) => options.logger.warn({ ...describeDriverError(error), node: node.name }, 'MySQL connection failed'));
   });
-  return pool;
+  // A request waits for a pooled connection no longer than for a statement.
+  return new CountedPool(pool, connectionLimit, options.queryTimeoutMs);
 }
 
 /** The pools of the listed hosts behind one Kysely pool: connections come from the node in use. */
@@ -67,32 +70,12 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
   /** Connections whose session settings are in place. */
   const ready = new WeakSet<PoolConnection>();
   /** Per node pool: the index in sessionSettings() its server accepted (all connections of a node agree). */
-  const settingsChosen = new Map<Pool, number>();
+  const settingsChosen = new Map<CountedPool, number>();
   const settings = sessionSettings(options.queryTimeoutMs);
   const clientTimeoutMs = options.queryTimeoutMs + clientGraceMs(options.queryTimeoutMs);
 
-  /** A pooled connection, or a PoolWaitTimeoutError once DB_QUERY_TIMEOUT has passed without one. */
-  const connectTo = (pool: Pool) =>
-    new Promise<PoolConnection>((resolve, reject) => {
-      let waiting = true;
-      const timer = setTimeout(() => {
-        waiting = false;
-        reject(new PoolWaitTimeoutError(options.queryTimeoutMs));
-      }, options.queryTimeoutMs);
-      pool.getConnection((error, connection) => {
-        clearTimeout(timer);
-        if (!waiting) {
-          // Too late for the request that asked: back to the pool for the next one.
-          connection?.release();
-          return;
-        }
-        if (error) reject(error);
-        else resolve(connection);
-      });
-    });
-
   /** Sends the session settings on a new connection; a connection without them is destroyed, never used. */
-  async function prepare(pool: Pool, connection: PoolConnection, node: number): Promise<void> {
+  async function prepare(pool: CountedPool, connection: PoolConnection, node: number): Promise<void> {
     for (let index = settingsChosen.get(pool) ?? 0; index < settings.length; index += 1) {
       try {
         await runOn(connection, settings[index]!, clientTimeoutMs);
@@ -101,11 +84,11 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
         return;
       } catch (error) {
         if ((error as { errno?: unknown }).errno === ER_UNKNOWN_SYSTEM_VARIABLE) continue;
-        connection.destroy();
+        pool.destroy(connection);
         throw new SessionSetupError(nodes[node]!.name, { cause: error });
       }
     }
-    connection.destroy();
+    pool.destroy(connection);
     throw new SessionSetupError(nodes[node]!.name, { cause: new Error('the server knows none of the timeout variables') });
   }
 
@@ -116,7 +99,7 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
    * query still asked of it fails at once. A query that finds the node gone moves the next
    * connection elsewhere.
    */
-  function wrap(connection: PoolConnection, node: number): MysqlPoolConnection {
+  function wrap(pool: CountedPool, connection: PoolConnection, node: number): MysqlPoolConnection {
     let wrapper = wrappers.get(connection);
     if (wrapper) return wrapper;
     let broken = false;
@@ -130,14 +113,14 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
         connection.query({ sql, values: parameters, timeout: clientTimeoutMs }, (error: unknown, result: unknown) => {
           if (error && !isServerAnswer(error)) {
             broken = true;
-            connection.destroy();
+            pool.destroy(connection);
           }
           if (error && isUnavailable(error)) selector.failed(node);
           callback(error, result as never);
         });
         return undefined;
       },
-      release: () => (broken ? undefined : connection.release()),
+      release: () => (broken ? undefined : pool.release(connection)),
     } as MysqlPoolConnection;
     wrappers.set(connection, wrapper);
     return wrapper;
@@ -147,9 +130,9 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
     getConnection(callback) {
       selector
         .acquire(async (nodePool, node) => {
-          const connection = await connectTo(nodePool);
+          const connection = await nodePool.acquire();
           if (!ready.has(connection)) await prepare(nodePool, connection, node);
-          return wrap(connection, node);
+          return wrap(nodePool, connection, node);
         }, isUnavailable)
         .then(
           (connection) => callback(null, connection),
@@ -158,7 +141,7 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
     },
     end(callback) {
       // At most 5 s: the migrations' connections have a limit of minutes.
-      Promise.all(selector.pools.map((nodePool) => endNodePool(nodePool, Math.min(options.queryTimeoutMs, 5_000)))).then(
+      Promise.all(selector.pools.map((nodePool) => nodePool.end(Math.min(options.queryTimeoutMs, 5_000)))).then(
         () => callback(null),
         callback,
       );
@@ -179,31 +162,7 @@ function runOn(connection: PoolConnection, sql: string, timeoutMs: number): Prom
   });
 }
 
-/**
- * Closes a node's pool. mysql2 says goodbye on every connection and waits for each to close,
- * forever if the node hangs: past `graceMs` the rest are destroyed, so shutdown never hangs.
- */
-function endNodePool(pool: Pool, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      const { _allConnections: open } = pool as unknown as { _allConnections: { toArray(): PoolConnection[] } };
-      for (const connection of open.toArray()) connection.destroy();
-      resolve();
-    }, graceMs);
-    pool.end(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
-
-/** mysql2 exposes no counters; its queues are stable internals since 1.x. */
-export function mysqlPoolStats(pool: Pool, options: DriverOptions): PoolStats {
-  const internals = pool as unknown as Record<'_allConnections' | '_freeConnections' | '_connectionQueue', { length: number }>;
-  return {
-    total: internals._allConnections.length,
-    idle: internals._freeConnections.length,
-    waiting: internals._connectionQueue.length,
-    max: options.poolMax ?? DEFAULT_POOL_MAX,
-  };
+/** The node pool's own counts (see counted-pool.ts) and its limit. */
+export function mysqlPoolStats(pool: CountedPool, options: DriverOptions): PoolStats {
+  return { ...pool.counts(), max: options.poolMax ?? DEFAULT_POOL_MAX };
 }

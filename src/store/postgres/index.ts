@@ -7,10 +7,9 @@ import type { BookPage } from '../book-store.js';
 import { bind, type BookDatabase } from '../books-table.js';
 import { StatementRefusedError } from '../errors.js';
 import { DEFAULT_POOL_MAX, type BooksTableDdl, type BookStoreDriver, type DatabaseModule } from '../driver.js';
-import type { DatabaseNode } from '../nodes.js';
 import { returningWrites } from '../returning.js';
-import type { SessionAttrs } from '../store-url.js';
 import { classifyPostgresError } from './errors.js';
+import type { PostgresTarget } from './postgres-config.js';
 import { createNodePools } from './pool.js';
 
 const BOOKS_TABLE: BooksTableDdl = {
@@ -25,7 +24,7 @@ interface AggregatedPage {
   lastId: bigint | null;
 }
 
-export const postgres: DatabaseModule<{ nodes: DatabaseNode[]; sessionAttrs: SessionAttrs }> = {
+export const postgres: DatabaseModule<PostgresTarget> = {
   open(target, options): BookStoreDriver {
     const { nodes, sessionAttrs } = target;
     const { pool, selector } = createNodePools(nodes, sessionAttrs, options);

@@ -5,9 +5,9 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_POOL_MAX, clientGraceMs, type DriverOptions } from '../driver.js';
 import { NodeSelector, type DatabaseNode } from '../nodes.js';
-import type { SessionAttrs } from '../store-url.js';
 import { describeDriverError } from '../errors.js';
 import { classifyPostgresError } from './errors.js';
+import type { SessionAttrs } from './postgres-config.js';
 
 const MAX_PREPARED_STATEMENTS = 64;
 

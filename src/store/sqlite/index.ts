@@ -9,6 +9,7 @@ import { returningWrites } from '../returning.js';
 import { openSqliteConnection } from './connection.js';
 import { classifySqliteError } from './errors.js';
 import { GroupCommit } from './group-commit.js';
+import type { SqliteTarget } from './sqlite-config.js';
 
 const BOOKS_TABLE: BooksTableDdl = {
   // INTEGER PRIMARY KEY is the 64-bit rowid; AUTOINCREMENT, or SQLite may hand out a deleted book's id again.
@@ -19,7 +20,7 @@ const BOOKS_TABLE: BooksTableDdl = {
 /** `'id', id, 'title', title, …`: each column under its own name, as bookJson() writes it. */
 const JSON_OBJECT_ARGUMENTS = BOOK_COLUMNS.map((column) => `'${column}', ${column}`).join(', ');
 
-export const sqlite: DatabaseModule<{ file: string }> = {
+export const sqlite: DatabaseModule<SqliteTarget> = {
   open({ file }, options): BookStoreDriver {
     const connection = openSqliteConnection(file, options);
     const db = new Kysely<BookDatabase>({ dialect: new SqliteDialect({ database: connection.forKysely }) });
