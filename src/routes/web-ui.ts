@@ -9,6 +9,7 @@
 // hidden from the OpenAPI document.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { FAVICON_SVG, INDEX_HTML, STYLESHEET } from '../web/page.js';
@@ -45,23 +46,32 @@ function asset(type: string, content: string | Buffer): Asset {
   return { type, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
 }
 
+/** The page's first module, in the compiled script's directory. */
+const SCRIPT_FILE = 'web/src/app.js';
+
 /**
- * The page's compiled script (web/ → dist/ui/, `npm run build`): beside this file's directory
- * when running from dist/, or in dist/ui/ when running from the sources (tests, `npm run dev`).
+ * The page's compiled script (`npm run build`: web/ → dist/ui/, keeping the repository's layout,
+ * see web/tsconfig.json): beside this file's directory when running from dist/, or the
+ * project's dist/ui/ when running from the sources (tests, `npm run dev`).
  */
 function scriptDirectory(): URL | undefined {
   const candidates = [new URL('../ui/', import.meta.url), new URL('../../dist/ui/', import.meta.url)];
-  return candidates.find((directory) => existsSync(new URL('app.js', directory)));
+  return candidates.find((directory) => existsSync(new URL(SCRIPT_FILE, directory)));
 }
 
-/** Every file the page may load, by name under /ui/; nothing else is served from there. */
+/**
+ * Every file the page may load, by its path under /ui/; nothing else is served from there. A
+ * module's path is its path in the script's directory (/ui/web/src/app.js is
+ * dist/ui/web/src/app.js).
+ */
 function loadAssets(directory: URL): Map<string, Asset> {
   const assets = new Map<string, Asset>([
     ['app.css', asset('text/css; charset=utf-8', STYLESHEET)],
     ['favicon.svg', asset('image/svg+xml', FAVICON_SVG)],
   ]);
-  for (const name of readdirSync(directory)) {
-    if (/^[a-z0-9-]+\.js$/.test(name)) assets.set(name, asset('text/javascript; charset=utf-8', readFileSync(new URL(name, directory))));
+  for (const found of readdirSync(directory, { recursive: true, encoding: 'utf8' })) {
+    const path = found.split(sep).join('/');
+    if (/^(?:[a-z0-9-]+\/)*[a-z0-9-]+\.js$/.test(path)) assets.set(path, asset('text/javascript; charset=utf-8', readFileSync(new URL(path, directory))));
   }
   return assets;
 }
@@ -87,7 +97,7 @@ function send(request: FastifyRequest, reply: FastifyReply, file: Asset) {
 async function webUi(app: FastifyInstance) {
   const directory = scriptDirectory();
   if (!directory) {
-    app.log.warn('WEB_UI is on but the page is not built (dist/ui/app.js is missing): run `npm run build`; / stays 404');
+    app.log.warn(`WEB_UI is on but the page is not built (dist/ui/${SCRIPT_FILE} is missing): run \`npm run build\`; / stays 404`);
     return;
   }
   const assets = loadAssets(directory);

@@ -14,7 +14,7 @@ export const INDEX_HTML = `<!doctype html>
 <title>${PAGE_TITLE}</title>
 <link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/ui/app.css">
-<script type="module" src="/ui/app.js"></script>
+<script type="module" src="/ui/web/src/app.js"></script>
 </head>
 <body>
 <a class="skip" href="#books-heading">Skip to the books</a>
