@@ -67,7 +67,7 @@ describe('WEB_UI on (the default)', () => {
     const page = await get(service.current.baseUrl, '/', { accept: BROWSER_ACCEPT });
     // Under /ui/, the repository's layout (web/tsconfig.json): the page's modules, the book
     // definition they import its limits from, the style sheet and the icon.
-    const modules = ['app', 'api', 'books', 'session'].map((name) => `/ui/web/src/${name}.js`);
+    const modules = ['app', 'api', 'book-form', 'books', 'elements', 'forms', 'messages', 'session', 'sign-in', 'table'].map((name) => `/ui/web/src/${name}.js`);
     const files = [...modules, '/ui/src/books/book.js', '/ui/web/app.css', '/ui/web/favicon.svg'];
     let gzipped = gzipSync(page.text).length;
     for (const path of files) {

@@ -15,6 +15,9 @@ export type Field = (typeof BOOK_FIELDS)[number];
 export const FIELDS: readonly Field[] = BOOK_FIELDS;
 export type Column = 'id' | Field;
 
+/** The year's range in words, as the forms' hint says it. */
+export const YEAR_RANGE = `From ${BOOK_YEAR_MIN} to ${BOOK_YEAR_MAX}`;
+
 const LABELS: Record<Field, string> = { title: 'Title', author: 'Author', year: 'Year' };
 /** A lone UTF-16 surrogate or NUL: no store keeps them, the service refuses them. */
 // eslint-disable-next-line no-control-regex -- NUL is exactly what is looked for
