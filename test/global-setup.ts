@@ -19,7 +19,9 @@ import {
 
 export default async function setup(project: TestProject) {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { stdio: 'inherit' });
+  // As `npm run build` does: the service and the web page, then the page's files beside it.
+  execFileSync(process.execPath, [tsc, '-b', 'tsconfig.build.json', 'web'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['web/copy-files.mjs'], { stdio: 'inherit' });
 
   const galera = await startSharedGalera(project);
   return async () => {

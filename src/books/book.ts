@@ -1,7 +1,9 @@
 // What a book is: its fields, their types and limits, and its JSON shape. The request and
 // response schemas, the table's columns and every JSON writer (the stores' included) follow
 // from this file; test/stores/book-definition.test.ts (tables, stores' JSON) and the OpenAPI
-// tests (schemas) fail when one of them drifts from it.
+// tests (schemas) fail when one of them drifts from it. The web page checks a book against the
+// same limits (web/src/books.ts): this file is also compiled for the browser (web/tsconfig.json),
+// so it imports nothing.
 
 /** The fields a client writes, in the order the JSON shape lists them after `id`. */
 export const BOOK_FIELDS = ['title', 'author', 'year'] as const;

@@ -9,9 +9,9 @@
 // hidden from the OpenAPI document.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { FAVICON_SVG, INDEX_HTML, STYLESHEET } from '../web/page.js';
 
 export const WEB_UI_PREFIX = '/ui/';
 
@@ -40,28 +40,40 @@ interface Asset {
   etag: string;
 }
 
-function asset(type: string, content: string | Buffer): Asset {
-  const body = Buffer.isBuffer(content) ? content : Buffer.from(content, 'utf8');
+function asset(type: string, body: Buffer): Asset {
   return { type, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
 }
 
+/** The page itself, in the built page's directory; served at / only. */
+const PAGE_FILE = 'web/index.html';
+
 /**
- * The page's compiled script (web/ → dist/ui/, `npm run build`): beside this file's directory
- * when running from dist/, or in dist/ui/ when running from the sources (tests, `npm run dev`).
+ * The built page (`npm run build`: web/ → dist/ui/, keeping the repository's layout, see
+ * web/tsconfig.json): beside this file's directory when running from dist/, or the project's
+ * dist/ui/ when running from the sources (tests, `npm run dev`).
  */
-function scriptDirectory(): URL | undefined {
+function builtPageDirectory(): URL | undefined {
   const candidates = [new URL('../ui/', import.meta.url), new URL('../../dist/ui/', import.meta.url)];
-  return candidates.find((directory) => existsSync(new URL('app.js', directory)));
+  return candidates.find((directory) => existsSync(new URL(PAGE_FILE, directory)));
 }
 
-/** Every file the page may load, by name under /ui/; nothing else is served from there. */
+/** What is served under /ui/, by extension: the page's modules, style sheet and icon. */
+const ASSET_TYPES: Record<string, string> = {
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  svg: 'image/svg+xml',
+};
+
+/**
+ * Every file the page may load, by its path under /ui/, which is its path in the built page's
+ * directory (/ui/web/src/app.js is dist/ui/web/src/app.js); nothing else is served from there.
+ */
 function loadAssets(directory: URL): Map<string, Asset> {
-  const assets = new Map<string, Asset>([
-    ['app.css', asset('text/css; charset=utf-8', STYLESHEET)],
-    ['favicon.svg', asset('image/svg+xml', FAVICON_SVG)],
-  ]);
-  for (const name of readdirSync(directory)) {
-    if (/^[a-z0-9-]+\.js$/.test(name)) assets.set(name, asset('text/javascript; charset=utf-8', readFileSync(new URL(name, directory))));
+  const assets = new Map<string, Asset>();
+  for (const found of readdirSync(directory, { recursive: true, encoding: 'utf8' })) {
+    const path = found.split(sep).join('/');
+    const type = ASSET_TYPES[/^(?:[a-z0-9-]+\/)*[a-z0-9-]+\.([a-z]+)$/.exec(path)?.[1] ?? ''];
+    if (type) assets.set(path, asset(type, readFileSync(new URL(path, directory))));
   }
   return assets;
 }
@@ -85,13 +97,13 @@ function send(request: FastifyRequest, reply: FastifyReply, file: Asset) {
 }
 
 async function webUi(app: FastifyInstance) {
-  const directory = scriptDirectory();
+  const directory = builtPageDirectory();
   if (!directory) {
-    app.log.warn('WEB_UI is on but the page is not built (dist/ui/app.js is missing): run `npm run build`; / stays 404');
+    app.log.warn(`WEB_UI is on but the page is not built (dist/ui/${PAGE_FILE} is missing): run \`npm run build\`; / stays 404`);
     return;
   }
   const assets = loadAssets(directory);
-  const page = asset('text/html; charset=utf-8', INDEX_HTML);
+  const page = asset('text/html; charset=utf-8', readFileSync(new URL(PAGE_FILE, directory)));
 
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
     reply.header('vary', 'accept');
