@@ -39,32 +39,15 @@ function createMetrics(store: BookStore): Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  new Gauge({
-    name: 'book_store_pool_connections',
-    help: 'Store connection pool: open (total), idle, waiting queries, configured max',
-    labelNames: ['state'] as const,
-    registers: [registry],
-    collect() {
-      const stats = store.poolStats();
-      if (!stats) return;
-      this.set({ state: 'total' }, stats.total);
-      this.set({ state: 'idle' }, stats.idle);
-      this.set({ state: 'in_use' }, stats.total - stats.idle);
-      this.set({ state: 'waiting' }, stats.waiting);
-      this.set({ state: 'max' }, stats.max);
-    },
+  storeGauge(registry, 'book_store_pool_connections', 'Store connection pool: open (total), idle, waiting queries, configured max', 'state', () => {
+    const stats = store.poolStats();
+    if (!stats) return [];
+    const { total, idle, waiting, max } = stats;
+    return [['total', total], ['idle', idle], ['in_use', total - idle], ['waiting', waiting], ['max', max]];
   });
-
-  new Gauge({
-    name: 'book_store_node_in_use',
-    help: 'Database hosts DB_URL lists: 1 for the one in use, 0 for the others',
-    labelNames: ['node'] as const,
-    registers: [registry],
-    collect() {
-      const use = store.nodeUse();
-      if (!use) return;
-      for (const node of use.nodes) this.set({ node }, node === use.inUse ? 1 : 0);
-    },
+  storeGauge(registry, 'book_store_node_in_use', 'Database hosts DB_URL lists: 1 for the one in use, 0 for the others', 'node', () => {
+    const use = store.nodeUse();
+    return use ? use.nodes.map((node) => [node, node === use.inUse ? 1 : 0]) : [];
   });
 
   return {
@@ -77,6 +60,19 @@ function createMetrics(store: BookStore): Metrics {
       duration.observe(labels, reply.elapsedTime / 1000);
     },
   };
+}
+
+/** A gauge read from the store when /metrics is scraped: one value per label value. */
+function storeGauge(registry: Registry, name: string, help: string, label: string, read: () => [string, number][]) {
+  new Gauge({
+    name,
+    help,
+    labelNames: [label],
+    registers: [registry],
+    collect() {
+      for (const [value, count] of read()) this.set({ [label]: value }, count);
+    },
+  });
 }
 
 export default fp<{ enabled: boolean }>(
