@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, spawnService, waitUntilAnswering } from './helpers/process.js';
-import { TEST_SECRET } from './helpers/service.js';
+import { TEST_SECRET } from './helpers/client/test-account.js';
 import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from './helpers/stores.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'books-startup-'));

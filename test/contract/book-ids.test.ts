@@ -4,7 +4,8 @@
 // is read for the exact digits (JSON.parse would round them).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { execInTestStore, forEachStore, type TestStore } from '../helpers/stores.js';
-import { useService, type ApiResponse } from '../helpers/service.js';
+import { useService } from '../helpers/service.js';
+import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const BOOK = { title: 'Big Numbers', author: 'A. Counter', year: 2024 };
 const MAX_ID = 2n ** 63n - 1n; // 9223372036854775807

@@ -3,10 +3,11 @@
 // `id` and unknown fields in the body ignored; JSON whatever the Content-Type; the envelope;
 // authentication checked before the body.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Book } from '../helpers/contract.js';
-import { expectEnvelope } from '../helpers/envelope.js';
+import type { Book } from '../helpers/client/books.js';
+import { expectEnvelope } from '../helpers/client/envelope.js';
 import { forEachStore } from '../helpers/stores.js';
-import { useService, type ApiResponse } from '../helpers/service.js';
+import { useService } from '../helpers/service.js';
+import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const VALID = { title: 'The Left Hand of Darkness', author: 'Ursula K. Le Guin', year: 1969 };
 const json = (value: unknown) => JSON.stringify(value);

@@ -4,7 +4,9 @@
 // after authentication, JSON parsing, and the response headers.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { forEachStore } from '../helpers/stores.js';
-import { TEST_PASSWORD, TEST_USERNAME, useService, type ApiResponse } from '../helpers/service.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service.js';
+import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const MIB = 1024 * 1024;
 const VALID_BOOK = { title: 'Dune', author: 'Frank Herbert', year: 1965 };

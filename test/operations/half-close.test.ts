@@ -11,8 +11,9 @@ import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { halfClosedExchange, parseResponses, portOf, requestBytes, type HalfClosedExchange, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
-import { ApiClient, startService, useService } from '../helpers/service.js';
+import { halfClosedExchange, parseResponses, portOf, requestBytes, type HalfClosedExchange, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
+import { ApiClient } from '../helpers/client/api-client.js';
+import { startService, useService } from '../helpers/service.js';
 
 const BOOK = JSON.stringify({ title: 'Half-closed', author: 'A. Client', year: 1999 });
 const TOO_LARGE_BYTES = 2 * 1024 * 1024;

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 import { freePort, spawnService, waitUntilAnswering, type ServiceProcess } from '../helpers/process.js';
-import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME, useService } from '../helpers/service.js';
+import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service.js';
 import { forEachStore } from '../helpers/stores.js';
 
 const ALIVE = { status: 200, message: 'Service is alive', data: { status: 'ok' } };

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUESTS_PER_TURN, answerInTurns, createHttpServer } from '../../src/http/http-server.js';
-import { halfClosedExchange, requestBytes } from '../helpers/raw-http.js';
+import { halfClosedExchange, requestBytes } from '../helpers/client/raw-http.js';
 import { startService, type RunningService } from '../helpers/service.js';
 
 describe('answerInTurns: the scheduler', () => {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAIN_JS, freePort } from '../helpers/process.js';
-import { TEST_SECRET } from '../helpers/service.js';
+import { TEST_SECRET } from '../helpers/client/test-account.js';
 
 const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 const workDir = mkdtempSync(join(tmpdir(), 'books-npm-start-'));

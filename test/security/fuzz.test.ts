@@ -18,11 +18,11 @@
 // and login bodies, ids, JSON whatever the Content-Type).
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { flipSignatureBit, futureExp, hmacToken, hmacTokenFor, nowSeconds, unsecuredToken, WRONG_SECRET } from '../helpers/forge-token.js';
-import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
-import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
-import { expectEnvelopeShape, type BookData, type Envelope } from '../helpers/envelope.js';
-import { expectBook, expectPrototypesUntouched, expectSuccessData } from '../helpers/security.js';
+import { flipSignatureBit, futureExp, hmacToken, hmacTokenFor, nowSeconds, unsecuredToken, WRONG_SECRET } from '../helpers/client/tokens.js';
+import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service.js';
+import { expectBook, expectEnvelopeShape, expectSuccessData, type BookData, type Envelope } from '../helpers/client/envelope.js';
 import { forEachStore, type StoreKind } from '../helpers/stores.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? '1');
@@ -32,6 +32,22 @@ const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.en
 const MISSING_ID = '8000000000000000000'; // within 64 bits, never generated in a test database
 const MAX_BOOK_ID = 2n ** 63n - 1n;
 const PROPERTY_TIMEOUT_MS = 180_000;
+
+// The service under test runs in this process: a tripwire for prototype pollution of it.
+const OBJECT_PROTOTYPE_KEYS = Object.getOwnPropertyNames(Object.prototype).sort();
+const ARRAY_PROTOTYPE_KEYS = Object.getOwnPropertyNames(Array.prototype).sort();
+const FUNCTION_PROTOTYPE_KEYS = Object.getOwnPropertyNames(Function.prototype).sort();
+
+/** Object.prototype, Array.prototype and Function.prototype of this process are as they were at load. */
+function expectPrototypesUntouched(context = ''): void {
+  expect(Object.getOwnPropertyNames(Object.prototype).sort(), `Object.prototype polluted ${context}`).toEqual(OBJECT_PROTOTYPE_KEYS);
+  expect(Object.getOwnPropertyNames(Array.prototype).sort(), `Array.prototype polluted ${context}`).toEqual(ARRAY_PROTOTYPE_KEYS);
+  expect(Object.getOwnPropertyNames(Function.prototype).sort(), `Function.prototype polluted ${context}`).toEqual(FUNCTION_PROTOTYPE_KEYS);
+  const probe: Record<string, unknown> = {};
+  for (const key of ['polluted', 'isAdmin', 'title', 'author', 'year', 'id', 'extra']) {
+    expect(probe[key], `({}).${key} is inherited ${context}`).toBeUndefined();
+  }
+}
 
 function params<T>(runs: number, kind: StoreKind): fc.Parameters<T> {
   const numRuns = Math.max(10, Math.round(runs * SCALE * (STORE_SCALE[kind] ?? 0)));

@@ -5,11 +5,13 @@
 // instance, and the shared count resumes when Redis is back.
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { describeWhenAvailable } from '../helpers/ci.js';
-import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/concurrent-logins.js';
-import { expectEnvelope } from '../helpers/envelope.js';
+import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/client/concurrent-logins.js';
+import { expectEnvelope } from '../helpers/client/envelope.js';
 import { createPrivateRedis, redisServerMissing, type PrivateRedis } from '../helpers/private-redis.js';
-import { portOf } from '../helpers/raw-http.js';
-import { ApiClient, TEST_PASSWORD, TEST_USERNAME, startService, type RunningService } from '../helpers/service.js';
+import { portOf } from '../helpers/client/raw-http.js';
+import { ApiClient } from '../helpers/client/api-client.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { startService, type RunningService } from '../helpers/service.js';
 
 const LIMIT = 10;
 

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
-import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/concurrent-logins.js';
-import { portOf } from '../helpers/raw-http.js';
-import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/service.js';
+import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/client/concurrent-logins.js';
+import { portOf } from '../helpers/client/raw-http.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
 
 interface Answer {
   status: number;

@@ -12,7 +12,7 @@ import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LINGER_MAX_BYTES, LINGER_MS } from '../../src/plugins/app/lingering-close.js';
-import { parseResponse, portOf, requestBytes, type RawResponse } from '../helpers/raw-http.js';
+import { parseResponse, portOf, requestBytes, type RawResponse } from '../helpers/client/raw-http.js';
 import { startService, useService } from '../helpers/service.js';
 
 const MB = 1000 * 1000;

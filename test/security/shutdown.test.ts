@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freePort, spawnService, waitUntilAnswering, type ServiceProcess } from '../helpers/process.js';
-import { parseResponse, requestBytes, type RawResponse } from '../helpers/raw-http.js';
-import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME, login } from '../helpers/service.js';
-import { expectEnvelopeShape } from '../helpers/envelope.js';
+import { parseResponse, requestBytes, type RawResponse } from '../helpers/client/raw-http.js';
+import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { login } from '../helpers/client/api-client.js';
+import { expectEnvelopeShape } from '../helpers/client/envelope.js';
 import { DUPLICATE_SIGNAL_WINDOW_MS } from '../../src/commands/stop-signals.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'books-shutdown-'));

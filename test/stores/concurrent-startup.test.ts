@@ -4,8 +4,9 @@
 // migrations are applied exactly once, and every instance serves requests.
 import { afterAll, expect, it } from 'vitest';
 import { MIGRATION_NAMES } from '../../src/store/migrations/index.js';
-import { attempt, killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
-import { login } from '../helpers/service.js';
+import { attempt } from '../helpers/client/attempt.js';
+import { killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
+import { login } from '../helpers/client/api-client.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type TestStore } from '../helpers/stores.js';
 import pg from 'pg';

@@ -18,7 +18,8 @@
 // evs.suspect_timeout=PT3S (commits on the surviving nodes wait up to ~3 s after a node dies).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATION_NAMES } from '../../src/store/migrations/index.js';
-import { attempt, describeOutcome, killAllChildServices, sleep, startChildService, type ChildService, type Outcome } from '../helpers/child-service.js';
+import { attempt, describeOutcome, type Outcome } from '../helpers/client/attempt.js';
+import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
 import {
   UNAVAILABLE,
   acknowledgedBooks,
@@ -33,9 +34,9 @@ import {
   unexpected,
   waitFor,
   type Book,
-} from '../helpers/failover.js';
+} from '../helpers/client/failover.js';
 import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/private-galera.js';
-import { login } from '../helpers/service.js';
+import { login } from '../helpers/client/api-client.js';
 
 /** How long an instance whose DB_URL lists every node may answer other than 2xx after a node dies. */
 const SWITCH_LIMIT_MS = 10_000;

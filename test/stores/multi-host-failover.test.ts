@@ -4,7 +4,8 @@
 // restores; the real clusters (Galera, a promoted PostgreSQL standby) have their own suites.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL, SERVER_STORES, forEachStore, type StoreKind } from '../helpers/stores.js';
-import { ApiClient, startService, type RunningService } from '../helpers/service.js';
+import { ApiClient } from '../helpers/client/api-client.js';
+import { startService, type RunningService } from '../helpers/service.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { sleep } from '../helpers/child-service.js';
 import { freePort } from '../helpers/process.js';

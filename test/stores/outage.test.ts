@@ -7,16 +7,9 @@
 // the store is back, 2xx comes back by itself within 15 s and stays. Also: a service started
 // before its store waits for it (DB_CONNECT_TIMEOUT).
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  attempt,
-  describeOutcome,
-  killAllChildServices,
-  sleep,
-  startChildService,
-  type ChildService,
-  type Outcome,
-} from '../helpers/child-service.js';
-import { login } from '../helpers/service.js';
+import { attempt, describeOutcome, type Outcome } from '../helpers/client/attempt.js';
+import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
+import { login } from '../helpers/client/api-client.js';
 import { waitUntilAnswering } from '../helpers/process.js';
 import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 

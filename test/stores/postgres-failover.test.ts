@@ -7,7 +7,8 @@
 // works on the primary (a read-only host is not usable with target_session_attrs=read-write)
 // and follows the promotion too.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { attempt, describeOutcome, killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
+import { attempt, describeOutcome } from '../helpers/client/attempt.js';
+import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
 import {
   acknowledgedBooks,
   acknowledgedProblems,
@@ -19,9 +20,9 @@ import {
   summary,
   unexpected,
   type Book,
-} from '../helpers/failover.js';
+} from '../helpers/client/failover.js';
 import { describeWithPostgresReplication, startPostgresReplication, type PostgresReplication } from '../helpers/private-postgres-replication.js';
-import { login } from '../helpers/service.js';
+import { login } from '../helpers/client/api-client.js';
 
 /** From the crash of the primary to writes served again through the promoted standby. */
 const FAILOVER_LIMIT_MS = 30_000;

@@ -9,10 +9,11 @@
 //     message: no log line over 2 KB (pg's errors can drag the whole client object along).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import pg from 'pg';
-import { attempt, describeOutcome, killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
-import { waitFor } from '../helpers/failover.js';
+import { attempt, describeOutcome } from '../helpers/client/attempt.js';
+import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
+import { waitFor } from '../helpers/client/failover.js';
 import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
-import { login } from '../helpers/service.js';
+import { login } from '../helpers/client/api-client.js';
 
 /** How soon a fenced node must be noticed (the bound). */
 const NOTICE_LIMIT_MS = 2_000;

@@ -6,7 +6,8 @@
 import { createConnection, type Connection } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, startService, type RunningService } from '../helpers/service.js';
+import { ApiClient } from '../helpers/client/api-client.js';
+import { startService, type RunningService } from '../helpers/service.js';
 import { SERVER_STORES, forEachStore, type StoreKind } from '../helpers/stores.js';
 import { sleep } from '../helpers/child-service.js';
 

@@ -2,8 +2,9 @@
 // behind a load balancer (README: "several instances can share one database"): two service
 // processes on one PostgreSQL database share tokens (same SECRET_TOKEN) and books.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { attempt, killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
-import { login } from '../helpers/service.js';
+import { attempt } from '../helpers/client/attempt.js';
+import { killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
+import { login } from '../helpers/client/api-client.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type TestStore } from '../helpers/stores.js';
 

@@ -4,15 +4,9 @@
 // Requests refused because the server was closing (connection refused or reset) were never
 // acknowledged, so they may or may not be stored.
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  attempt,
-  describeOutcome,
-  killAllChildServices,
-  sleep,
-  startChildService,
-  type Outcome,
-} from '../helpers/child-service.js';
-import { login } from '../helpers/service.js';
+import { attempt, describeOutcome, type Outcome } from '../helpers/client/attempt.js';
+import { killAllChildServices, sleep, startChildService } from '../helpers/child-service.js';
+import { login } from '../helpers/client/api-client.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type StoreKind, type TestStore } from '../helpers/stores.js';
 

@@ -12,7 +12,8 @@
 // connection returned that snapshot (fresh, stale, fresh as requests met other connections).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../helpers/child-service.js';
-import { ApiClient, startService, type RunningService } from '../helpers/service.js';
+import { ApiClient } from '../helpers/client/api-client.js';
+import { startService, type RunningService } from '../helpers/service.js';
 import { MYSQL_ADMIN_URL, forEachStore, withMysqlAdmin } from '../helpers/stores.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 

@@ -11,8 +11,9 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEB_UI_CSP } from '../../src/routes/web-ui.js';
 import { describeWithChromium, launchChromium } from '../helpers/chromium.js';
-import { signHmac, nowSeconds } from '../helpers/forge-token.js';
-import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
+import { signHmac, nowSeconds } from '../helpers/client/tokens.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service.js';
 import { openSqlite } from '../helpers/sqlite.js';
 
 const ARTIFACTS = new URL('../../test-artifacts/web-ui/', import.meta.url);

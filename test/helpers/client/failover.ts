@@ -1,7 +1,8 @@
 // Shared by the failover suites (Galera node loss, PostgreSQL primary loss): write load that
 // records every outcome with what it sent, the 503 envelope check, and the node in use as
 // `/metrics` reports it (book_store_node_in_use).
-import { attempt, describeOutcome, sleep, type Outcome } from './child-service.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { attempt, describeOutcome, type Outcome } from './attempt.js';
 
 export const UNAVAILABLE = { status: 503, message: 'Service unavailable', data: null };
 

@@ -1,9 +1,9 @@
-// Token forging for the authentication contract tests: well-formed tokens that the service
+// Token forging for the authentication, leak and fuzz tests: well-formed tokens that the service
 // must accept, and every kind of bad token it must refuse. Built with jose where jose can
 // build them, by hand (node:crypto) where a token is deliberately malformed.
 import { createHmac } from 'node:crypto';
 import { SignJWT, UnsecuredJWT, generateKeyPair, type JWTPayload } from 'jose';
-import { TEST_SECRET } from './service.js';
+import { TEST_SECRET } from './test-account.js';
 
 export const SECRET_KEY = new TextEncoder().encode(TEST_SECRET);
 /** A different secret of the same length class (≥ 32 bytes). */
