@@ -22,7 +22,8 @@ import { flipSignatureBit, futureExp, hmacToken, hmacTokenFor, nowSeconds, unsec
 import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
 import { useService } from '../helpers/service.js';
-import { expectBook, expectEnvelopeShape, expectSuccessData, type BookData, type Envelope } from '../helpers/client/envelope.js';
+import { expectBook, expectEnvelopeShape, expectSuccessData, type Envelope } from '../helpers/client/envelope.js';
+import type { Book } from '../helpers/client/books.js';
 import { forEachStore, type StoreKind } from '../helpers/stores.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? '1');
@@ -481,7 +482,7 @@ interface Fixture {
 
 interface Snapshot {
   text: string;
-  books: BookData[];
+  books: Book[];
 }
 
 /** The answer to a request; a connection closed without one is a failure. */
@@ -501,7 +502,7 @@ async function snapshot(fixture: Fixture): Promise<Snapshot> {
   const envelope = expectEnvelopeShape(response, 'snapshot GET /books');
   expect(response.status).toBe(200);
   expectSuccessData(envelope, 'books', 'snapshot');
-  return { text: response.body, books: envelope.data as BookData[] };
+  return { text: response.body, books: envelope.data as Book[] };
 }
 
 /** Keeps a few books in the store so that PUT and DELETE have something to hit. */
@@ -555,7 +556,7 @@ function expectStoreEffect(
   envelope: Envelope,
   operation: 'create' | 'update' | 'delete' | 'none',
   context: string,
-  expected?: { id?: number; fields?: Partial<BookData> },
+  expected?: { id?: number; fields?: Partial<Book> },
 ): void {
   if (response.status < 200 || response.status >= 300 || operation === 'none') {
     expect(after.text, `store changed by a ${response.status} answer\n${context}`).toBe(before.text);
@@ -589,15 +590,15 @@ function expectStoreEffect(
 }
 
 /** The stored book holds exactly what was sent (no trimming, no normalisation, no truncation). */
-function expectFields(book: BookData, fields: Partial<BookData>, context: string) {
+function expectFields(book: Book, fields: Partial<Book>, context: string) {
   if (fields.title !== undefined) expect(book.title, `title round trip\n${context}`).toBe(fields.title);
   if (fields.author !== undefined) expect(book.author, `author round trip\n${context}`).toBe(fields.author);
   if (fields.year !== undefined) expect(sameYear(book.year, fields.year), `year round trip: ${book.year} vs ${fields.year}\n${context}`).toBe(true);
 }
 
-function pickBookFields(value: unknown): Partial<BookData> {
+function pickBookFields(value: unknown): Partial<Book> {
   if (!isPlainObject(value)) return {};
-  const fields: Partial<BookData> = {};
+  const fields: Partial<Book> = {};
   if (typeof value.title === 'string') fields.title = value.title;
   if (typeof value.author === 'string') fields.author = value.author;
   if (typeof value.year === 'number') fields.year = value.year;
@@ -620,7 +621,7 @@ interface Target {
   write: boolean;
 }
 
-function targetOf(endpoint: Endpoint, books: BookData[], pick: number): Target {
+function targetOf(endpoint: Endpoint, books: Book[], pick: number): Target {
   const book = books[pick % Math.max(1, books.length)];
   const id = book?.id ?? 1;
   switch (endpoint) {

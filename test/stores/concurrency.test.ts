@@ -5,13 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { forEachStore } from '../helpers/stores.js';
 import { useService } from '../helpers/service.js';
-
-interface Book {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
+import type { Book } from '../helpers/client/books.js';
 
 const CREATES = 200;
 const UPDATES = 50;

@@ -33,8 +33,8 @@ import {
   summary,
   unexpected,
   waitFor,
-  type Book,
 } from '../helpers/client/failover.js';
+import type { Book } from '../helpers/client/books.js';
 import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/private-galera.js';
 import { login } from '../helpers/client/api-client.js';
 

@@ -19,8 +19,8 @@ import {
   startWriteLoad,
   summary,
   unexpected,
-  type Book,
 } from '../helpers/client/failover.js';
+import type { Book } from '../helpers/client/books.js';
 import { describeWithPostgresReplication, startPostgresReplication, type PostgresReplication } from '../helpers/private-postgres-replication.js';
 import { login } from '../helpers/client/api-client.js';
 

@@ -9,18 +9,12 @@ import { killAllChildServices, sleep, startChildService } from '../helpers/child
 import { login } from '../helpers/client/api-client.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type StoreKind, type TestStore } from '../helpers/stores.js';
+import type { Book } from '../helpers/client/books.js';
 
 const LOOPS = 32;
 const LOAD_BEFORE_SIGTERM_MS = 1500;
 /** Transport failures that mean "not accepted": the server stopped listening or closed the connection. */
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
-
-interface Book {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
 
 function scenario(kind: StoreKind) {
   const stores: TestStore[] = [];
@@ -36,7 +30,7 @@ function scenario(kind: StoreKind) {
     const service = await startChildService({ dbUrl: store.url });
     const token = await login(service.baseUrl);
 
-    const outcomes: Array<Outcome & { sent: { title: string; author: string; year: number } }> = [];
+    const outcomes: Array<Outcome & { sent: Omit<Book, 'id'> }> = [];
     let running = true;
     let exitedAt: number | undefined;
     void service.process.exited.then(() => {

@@ -1,5 +1,7 @@
 // The test client: talks to a running service over real HTTP (fetch), parses the JSON
 // envelope, and logs in with the test account.
+import type { BookFields } from '../../../src/books/book.js';
+import type { Book } from './books.js';
 import { TEST_PASSWORD, TEST_USERNAME } from './test-account.js';
 
 export interface ApiResponse {
@@ -50,10 +52,10 @@ export class ApiClient {
     return (response.body.data as { token: string }).token;
   }
 
-  async createBook(token: string, book: { title: string; author: string; year: number }) {
+  async createBook(token: string, book: BookFields): Promise<Book> {
     const response = await this.request('POST', '/book', { token, body: book });
     if (response.status !== 201) throw new Error(`create failed: ${response.text}`);
-    return response.body.data as { id: number; title: string; author: string; year: number };
+    return response.body.data as Book;
   }
 }
 

@@ -6,6 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import { expect } from 'vitest';
 import type { RawResponse } from './raw-http.js';
 import type { ApiResponse } from './api-client.js';
+import type { Book } from './books.js';
 
 /** A response from the test client (api-client.ts) or from a raw socket (raw-http.ts). */
 export type AnyResponse = ApiResponse | RawResponse;
@@ -52,13 +53,6 @@ export interface Envelope {
   data: unknown;
 }
 
-export interface BookData {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
-
 /**
  * The response is the JSON envelope: Content-Type application/json, exactly
  * {status, message, data}, status == HTTP status, never 5xx; an error has data null and a
@@ -98,9 +92,9 @@ export function expectEnvelope(response: AnyResponse, status: number, message: s
 }
 
 /** A book object with exactly id, title, author, year and the right types. */
-export function expectBook(value: unknown, context = ''): BookData {
+export function expectBook(value: unknown, context = ''): Book {
   expect(value !== null && typeof value === 'object' && !Array.isArray(value), `book is not an object ${context}`).toBe(true);
-  const book = value as BookData;
+  const book = value as Book;
   expect(Object.keys(book).sort(), `book keys ${context}`).toEqual(BOOK_KEYS);
   expect(Number.isInteger(book.id) && book.id > 0, `book id ${context}`).toBe(true);
   expect(typeof book.title, `book title ${context}`).toBe('string');

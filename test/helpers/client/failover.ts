@@ -3,15 +3,9 @@
 // `/metrics` reports it (book_store_node_in_use).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { attempt, describeOutcome, type Outcome } from './attempt.js';
+import type { Book } from './books.js';
 
 export const UNAVAILABLE = { status: 503, message: 'Service unavailable', data: null };
-
-export interface Book {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
 
 export const isSuccess = (outcome: Outcome) => outcome.status === 200 || outcome.status === 201;
 
