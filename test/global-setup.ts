@@ -8,14 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { TestProject } from 'vitest/node';
-import {
-  GALERA_SELECTED,
-  GALERA_SUITES,
-  privateGaleraUnavailable,
-  startPrivateGalera,
-  type PrivateGalera,
-  type SharedGalera,
-} from './helpers/private-galera.js';
+import { GALERA_SELECTED, GALERA_SUITES, privateGaleraUnavailable, startPrivateGalera, type PrivateGalera, type SharedGalera } from './helpers/infra/galera-cluster.js';
 
 export default async function setup(project: TestProject) {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, spawnService, waitUntilAnswering } from './helpers/process.js';
+import { freePort } from './helpers/infra/free-port.js';
+import { spawnService, waitUntilAnswering } from './helpers/process.js';
 import { TEST_SECRET } from './helpers/client/test-account.js';
 import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from './helpers/stores.js';
 

@@ -1,7 +1,8 @@
 // The built service (dist/main.js) as a child process on a free port, for tests that need a
 // real process: signals, several instances, store outages. Every child started here is
 // tracked, so a suite's afterAll can kill whatever is left (`killAllChildServices`).
-import { freePort, spawnService, waitUntilAnswering, type ServiceProcess } from './process.js';
+import { freePort } from './infra/free-port.js';
+import { spawnService, waitUntilAnswering, type ServiceProcess } from './process.js';
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from './client/test-account.js';
 
 export interface ChildService {

@@ -2,7 +2,7 @@
 // Unreachable PostgreSQL/MySQL: the suite is skipped with a visible message, except under
 // CI=true, where an unreachable store is a failure.
 // `galera`: the contract suites run once more (as kind 'mysql') on the private 3-node Galera
-// cluster the global setup starts; see GALERA_SELECTED / GALERA_SUITES in private-galera.ts.
+// cluster the global setup starts; see GALERA_SELECTED / GALERA_SUITES in infra/galera-cluster.ts.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import type { StoreSettings } from '../../src/store/open-store.js';
 import { describeStoreUrl, parseStoreUrl } from '../../src/store/store-url.js';
 import { openSqlite } from './sqlite.js';
 import { describeWhenAvailable } from './ci.js';
-import { GALERA_SELECTED, GALERA_SUITES } from './private-galera.js';
+import { GALERA_SELECTED, GALERA_SUITES } from './infra/galera-cluster.js';
 
 export type StoreKind = 'sqlite' | 'postgres' | 'mysql';
 

@@ -2,11 +2,11 @@
 // package, no CDN), end to end in a real headless Chromium driven by playwright-core: the page
 // carries the service's own title and logo, shows the six operations and performs a real
 // POST /token, and loads nothing from elsewhere.
-// Chromium: test/helpers/chromium.ts.
+// Chromium: test/helpers/infra/chromium.ts.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/plugins/external/openapi.js';
-import { describeWithChromium, launchChromium } from '../helpers/chromium.js';
+import { describeWithChromium, launchChromium } from '../helpers/infra/chromium.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
 import { useService } from '../helpers/service.js';
 

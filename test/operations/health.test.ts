@@ -1,13 +1,14 @@
 // GET /healthz and GET /readyz (README "Operations"): liveness touches nothing; readiness
 // pings the store, answers 503 "Service unavailable" while it is down (within its 2 s bound)
 // and 200 again once it is back. The outage runs the built service as a child process over a
-// private PostgreSQL cluster (test/helpers/private-postgres.ts) that the test stops and restarts.
+// private PostgreSQL cluster (test/helpers/infra/postgres-cluster.ts) that the test stops and restarts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
-import { freePort, spawnService, waitUntilAnswering, type ServiceProcess } from '../helpers/process.js';
+import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
+import { freePort } from '../helpers/infra/free-port.js';
+import { spawnService, waitUntilAnswering, type ServiceProcess } from '../helpers/process.js';
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers/client/test-account.js';
 import { useService } from '../helpers/service.js';
 import { forEachStore } from '../helpers/stores.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { describeWhenAvailable } from '../helpers/ci.js';
 import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/client/concurrent-logins.js';
 import { expectEnvelope } from '../helpers/client/envelope.js';
-import { createPrivateRedis, redisServerMissing, type PrivateRedis } from '../helpers/private-redis.js';
+import { createPrivateRedis, redisServerMissing, type PrivateRedis } from '../helpers/infra/redis-server.js';
 import { portOf } from '../helpers/client/raw-http.js';
 import { ApiClient } from '../helpers/client/api-client.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';

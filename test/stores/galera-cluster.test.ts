@@ -1,5 +1,5 @@
 // The service on a 3-node MariaDB Galera cluster (issue 12), over a private cluster
-// (test/helpers/private-galera.ts) and the built service as child processes:
+// (test/helpers/infra/galera-cluster.ts) and the built service as child processes:
 //   a. three instances started at once on an empty database, each through another node, all
 //      serve, and each migration is recorded exactly once (the cluster-wide lease);
 //   b. the contract basics across instances on different nodes, and a client reading its own
@@ -35,7 +35,7 @@ import {
   waitFor,
 } from '../helpers/client/failover.js';
 import type { Book } from '../helpers/client/books.js';
-import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/private-galera.js';
+import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
 import { login } from '../helpers/client/api-client.js';
 
 /** How long an instance whose DB_URL lists every node may answer other than 2xx after a node dies. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
 import { checkRegisterHistory } from '../helpers/linearizability.js';
-import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/private-galera.js';
+import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
 import { startRegisterWorkload, type RegisterWorkloadResult, type WorkloadInstance } from '../helpers/register-workload.js';
 import { createTestStore, forEachStore, type TestStore } from '../helpers/stores.js';
 

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL, SERVER_STORES, forEachStore, type StoreKind } from '../helpers/stores.js';
 import { ApiClient } from '../helpers/client/api-client.js';
 import { startService, type RunningService } from '../helpers/service.js';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/infra/tcp-proxy.js';
 import { sleep } from '../helpers/child-service.js';
-import { freePort } from '../helpers/process.js';
+import { freePort } from '../helpers/infra/free-port.js';
 
 /** The test store's URL with `hosts` in place of its own host. */
 function withHosts(url: string, hosts: (ownHost: string) => string[]): string {

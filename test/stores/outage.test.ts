@@ -11,7 +11,7 @@ import { attempt, describeOutcome, type Outcome } from '../helpers/client/attemp
 import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
 import { login } from '../helpers/client/api-client.js';
 import { waitUntilAnswering } from '../helpers/process.js';
-import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
+import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
 
 const QUERY_TIMEOUT_S = 2;
 /** DB_QUERY_TIMEOUT plus a margin: no request may take longer, outage or not. */

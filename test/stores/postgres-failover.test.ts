@@ -1,5 +1,5 @@
 // PostgreSQL failover (issue 12) over a private primary with a synchronous standby
-// (test/helpers/private-postgres-replication.ts) and the built service as child processes,
+// (test/helpers/infra/postgres-replication.ts) and the built service as child processes,
 // DB_URL `postgres://…@primary,standby/db?target_session_attrs=read-write`: under write load
 // the primary crashes (SIGKILL), the standby is promoted; the instance serves writes again
 // within 30 s without a restart, answers only 2xx or the 503 envelope meanwhile, and every
@@ -21,7 +21,7 @@ import {
   unexpected,
 } from '../helpers/client/failover.js';
 import type { Book } from '../helpers/client/books.js';
-import { describeWithPostgresReplication, startPostgresReplication, type PostgresReplication } from '../helpers/private-postgres-replication.js';
+import { describeWithPostgresReplication, startPostgresReplication, type PostgresReplication } from '../helpers/infra/postgres-replication.js';
 import { login } from '../helpers/client/api-client.js';
 
 /** From the crash of the primary to writes served again through the promoted standby. */

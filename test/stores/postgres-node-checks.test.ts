@@ -12,7 +12,7 @@ import pg from 'pg';
 import { attempt, describeOutcome } from '../helpers/client/attempt.js';
 import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
 import { waitFor } from '../helpers/client/failover.js';
-import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
+import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
 import { login } from '../helpers/client/api-client.js';
 
 /** How soon a fenced node must be noticed (the bound). */

@@ -15,7 +15,7 @@ import { sleep } from '../helpers/child-service.js';
 import { ApiClient } from '../helpers/client/api-client.js';
 import { startService, type RunningService } from '../helpers/service.js';
 import { MYSQL_ADMIN_URL, forEachStore, withMysqlAdmin } from '../helpers/stores.js';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/infra/tcp-proxy.js';
 
 const QUERY_TIMEOUT_S = 1;
 const STALL_MS = 3_000;

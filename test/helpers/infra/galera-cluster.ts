@@ -25,8 +25,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
-import { describeWhenAvailable } from './ci.js';
-import { freePort } from './process.js';
+import { describeWhenAvailable } from '../ci.js';
+import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
 

@@ -3,7 +3,7 @@
 // visible warning, except under CI=true, where it fails.
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
-import { describeWhenAvailable } from './ci.js';
+import { describeWhenAvailable } from '../ci.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 

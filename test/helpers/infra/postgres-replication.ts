@@ -7,15 +7,15 @@
 // The setting is passed on the primary's command line only, never written to a file the
 // standby copies: a promoted standby with it would wait forever for a standby of its own.
 //
-// Like private-postgres.ts: throw-away clusters under a temp dir, as the `postgres` user when
+// Like postgres-cluster.ts: throw-away clusters under a temp dir, as the `postgres` user when
 // root, binaries from TEST_PG_BIN; missing ones skip loudly (fail under CI=true).
 import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from './process.js';
-import { describeWhenAvailable } from './ci.js';
-import { IS_ROOT, PG_BIN, asPostgres, childrenOf, privatePostgresUnavailable, userIds } from './private-postgres.js';
+import { freePort } from './free-port.js';
+import { describeWhenAvailable } from '../ci.js';
+import { IS_ROOT, PG_BIN, asPostgres, childrenOf, privatePostgresUnavailable, userIds } from './postgres-cluster.js';
 
 /** Undefined when a primary + standby pair can be made here, else why not. */
 export function postgresReplicationUnavailable(): string | undefined {

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from './process.js';
-import { describeWhenAvailable } from './ci.js';
+import { freePort } from './free-port.js';
+import { describeWhenAvailable } from '../ci.js';
 
 const run = promisify(execFile);
 

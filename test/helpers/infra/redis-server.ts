@@ -3,7 +3,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import { freePort } from './process.js';
+import { freePort } from './free-port.js';
 
 const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
 
