@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from './helpers/infra/free-port.js';
 import { spawnService, waitUntilAnswering } from './helpers/process.js';
 import { TEST_SECRET } from './helpers/client/test-account.js';
-import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from './helpers/stores.js';
+import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from './helpers/stores/test-store.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'books-startup-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));

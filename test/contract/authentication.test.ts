@@ -17,7 +17,7 @@ import {
   WRONG_SECRET,
 } from '../helpers/client/tokens.js';
 import { expectEnvelope } from '../helpers/client/envelope.js';
-import { forEachStore } from '../helpers/stores.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { useService } from '../helpers/service.js';
 import type { ApiClient, ApiResponse } from '../helpers/client/api-client.js';
 

@@ -3,7 +3,8 @@
 // The id generator of the service's own store is moved past 2^53 and 2^62, and the JSON text
 // is read for the exact digits (JSON.parse would round them).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { execInTestStore, forEachStore, type TestStore } from '../helpers/stores.js';
+import { execInTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { useService } from '../helpers/service.js';
 import type { ApiResponse } from '../helpers/client/api-client.js';
 

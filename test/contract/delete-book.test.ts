@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Book, INVALID_IDS } from '../helpers/client/books.js';
 import { expectEnvelope } from '../helpers/client/envelope.js';
-import { forEachStore } from '../helpers/stores.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { useService } from '../helpers/service.js';
 import type { ApiResponse } from '../helpers/client/api-client.js';
 

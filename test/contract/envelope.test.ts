@@ -3,7 +3,7 @@
 // 404 "Route not found", 405 with Allow, 413 over the 1 MiB body limit, an undecodable :id
 // after authentication, JSON parsing, and the response headers.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { forEachStore } from '../helpers/stores.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
 import { useService } from '../helpers/service.js';
 import type { ApiResponse } from '../helpers/client/api-client.js';

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Book } from '../helpers/client/books.js';
 import { expectEnvelope } from '../helpers/client/envelope.js';
-import { forEachStore } from '../helpers/stores.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { useService } from '../helpers/service.js';
 import type { ApiResponse } from '../helpers/client/api-client.js';
 

@@ -4,7 +4,8 @@
 // fails. DIALECTS without `postgres` skips them too (an explicit narrowing, not a failure).
 import { describe } from 'vitest';
 import { describeWhenAvailable } from './ci.js';
-import { POSTGRES_ADMIN_URL, STORE_KINDS, withPostgresAdmin } from './stores.js';
+import { STORE_KINDS } from './stores/dialects.js';
+import { POSTGRES_ADMIN_URL, withPostgresAdmin } from './stores/test-store.js';
 
 async function postgresUnreachable(): Promise<string | undefined> {
   try {

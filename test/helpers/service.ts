@@ -9,7 +9,8 @@ import type { BookStore } from '../../src/store/book-store.js';
 import type { App } from '../../src/http/types.js';
 import { ApiClient } from './client/api-client.js';
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from './client/test-account.js';
-import { createTestStore, type StoreKind, type TestStore } from './stores.js';
+import { createTestStore, type TestStore } from './stores/test-store.js';
+import type { StoreKind } from './stores/dialects.js';
 
 
 export interface RunningService {

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqlite } from '../helpers/sqlite.js';
+import { openSqlite } from '../helpers/stores/sqlite.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAIN_JS } from '../helpers/process.js';
 import { TEST_SECRET } from '../helpers/client/test-account.js';

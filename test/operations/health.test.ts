@@ -11,7 +11,7 @@ import { freePort } from '../helpers/infra/free-port.js';
 import { spawnService, waitUntilAnswering, type ServiceProcess } from '../helpers/process.js';
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers/client/test-account.js';
 import { useService } from '../helpers/service.js';
-import { forEachStore } from '../helpers/stores.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 const ALIVE = { status: 200, message: 'Service is alive', data: { status: 'ok' } };
 const READY = { status: 200, message: 'Service is ready', data: { status: 'ok' } };

@@ -3,7 +3,7 @@
 // and Node's default process metrics; METRICS=false removes the route.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useService } from '../helpers/service.js';
-import { forEachStore } from '../helpers/stores.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 interface Sample {
   name: string;

@@ -24,7 +24,8 @@ import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js'
 import { useService } from '../helpers/service.js';
 import { expectBook, expectEnvelopeShape, expectSuccessData, type Envelope } from '../helpers/client/envelope.js';
 import type { Book } from '../helpers/client/books.js';
-import { forEachStore, type StoreKind } from '../helpers/stores.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import type { StoreKind } from '../helpers/stores/dialects.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? '1');
 /** SQLite gets the full run; PostgreSQL a fifth of it; MySQL is left to the contract suites. */

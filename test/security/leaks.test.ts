@@ -12,7 +12,8 @@ import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helper
 import { TEST_USERNAME } from '../helpers/client/test-account.js';
 import { useService } from '../helpers/service.js';
 import { expectEnvelopeShape } from '../helpers/client/envelope.js';
-import { execInTestStore, forEachStore } from '../helpers/stores.js';
+import { execInTestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 const PASSWORD = 'pw-canary-7Hq2-Zx91-do-not-log';
 const SECRET = 'secret-canary-0f1e2d3c4b5a69788796a5b4c3d2e1f0-do-not-log';

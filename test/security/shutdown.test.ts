@@ -3,7 +3,7 @@
 // served half-way, idle keep-alive connections do not hold the exit, and the process exits 0
 // within the 10 s grace; a second signal during the drain forces an immediate non-zero exit;
 // a client that stalls mid-upload cannot hold the shutdown past its REQUEST_TIMEOUT.
-import { openSqlite } from '../helpers/sqlite.js';
+import { openSqlite } from '../helpers/stores/sqlite.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';

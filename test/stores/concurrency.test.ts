@@ -3,7 +3,7 @@
 // book leave it equal to exactly one of the submitted bodies, and each update answers with
 // its own write.
 import { describe, expect, it } from 'vitest';
-import { forEachStore } from '../helpers/stores.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { useService } from '../helpers/service.js';
 import type { Book } from '../helpers/client/books.js';
 

@@ -8,7 +8,7 @@ import { attempt } from '../helpers/client/attempt.js';
 import { killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
 import { login } from '../helpers/client/api-client.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
-import { createTestStore, type TestStore } from '../helpers/stores.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
 import pg from 'pg';
 
 const INSTANCES = 3;

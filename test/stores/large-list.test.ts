@@ -2,7 +2,7 @@
 // complete and ordered by id (docs/api.md "GET /books").
 import { describe, expect, it } from 'vitest';
 import { LIST_PAGE_SIZE } from '../../src/routes/books.js';
-import { forEachStore } from '../helpers/stores.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { useService } from '../helpers/service.js';
 import type { Book } from '../helpers/client/books.js';
 

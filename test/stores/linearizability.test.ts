@@ -13,7 +13,8 @@ import { killAllChildServices, sleep, startChildService, type ChildService } fro
 import { checkRegisterHistory } from '../helpers/linearizability.js';
 import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
 import { startRegisterWorkload, type RegisterWorkloadResult, type WorkloadInstance } from '../helpers/register-workload.js';
-import { createTestStore, forEachStore, type TestStore } from '../helpers/stores.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 /** Short query timeouts: a stalled request ends as a 503 (an unknown outcome) instead of hanging. */
 const INSTANCE_ENV = { DB_QUERY_TIMEOUT: '2', DB_CONNECT_TIMEOUT: '2' };

@@ -8,7 +8,9 @@ import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { killAllChildServices, sleep, startChildService } from '../helpers/child-service.js';
-import { SERVER_STORES, createTestStore, forEachStore, type StoreKind, type TestStore } from '../helpers/stores.js';
+import { SERVER_STORES, type StoreKind } from '../helpers/stores/dialects.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 /** Kysely's migrator takes this lock before it migrates (kysely/dist/esm/dialect/<kind>/<kind>-adapter.js). */
 const POSTGRES_MIGRATION_LOCK = '3853314791062309107';

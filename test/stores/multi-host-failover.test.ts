@@ -3,7 +3,9 @@
 // of the same database server, which the test cuts (connections reset, port closed) and
 // restores; the real clusters (Galera, a promoted PostgreSQL standby) have their own suites.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL, SERVER_STORES, forEachStore, type StoreKind } from '../helpers/stores.js';
+import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from '../helpers/stores/test-store.js';
+import { SERVER_STORES, type StoreKind } from '../helpers/stores/dialects.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { ApiClient } from '../helpers/client/api-client.js';
 import { startService, type RunningService } from '../helpers/service.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/infra/tcp-proxy.js';

@@ -8,7 +8,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../helpers/client/api-client.js';
 import { startService, type RunningService } from '../helpers/service.js';
-import { SERVER_STORES, forEachStore, type StoreKind } from '../helpers/stores.js';
+import { SERVER_STORES, type StoreKind } from '../helpers/stores/dialects.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { sleep } from '../helpers/child-service.js';
 
 const QUERY_TIMEOUT_S = 1;

@@ -8,7 +8,8 @@ import { attempt, describeOutcome, type Outcome } from '../helpers/client/attemp
 import { killAllChildServices, sleep, startChildService } from '../helpers/child-service.js';
 import { login } from '../helpers/client/api-client.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
-import { createTestStore, type StoreKind, type TestStore } from '../helpers/stores.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import type { StoreKind } from '../helpers/stores/dialects.js';
 import type { Book } from '../helpers/client/books.js';
 
 const LOOPS = 32;

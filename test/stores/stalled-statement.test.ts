@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../helpers/child-service.js';
 import { ApiClient } from '../helpers/client/api-client.js';
 import { startService, type RunningService } from '../helpers/service.js';
-import { MYSQL_ADMIN_URL, forEachStore, withMysqlAdmin } from '../helpers/stores.js';
+import { MYSQL_ADMIN_URL, withMysqlAdmin } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/infra/tcp-proxy.js';
 
 const QUERY_TIMEOUT_S = 1;

@@ -14,7 +14,7 @@ import { describeWithChromium, launchChromium } from '../helpers/infra/chromium.
 import { signHmac, nowSeconds } from '../helpers/client/tokens.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
 import { useService } from '../helpers/service.js';
-import { openSqlite } from '../helpers/sqlite.js';
+import { openSqlite } from '../helpers/stores/sqlite.js';
 
 const ARTIFACTS = new URL('../../test-artifacts/web-ui/', import.meta.url);
 const TEST_TIMEOUT_MS = 30_000;
