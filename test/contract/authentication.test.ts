@@ -18,7 +18,7 @@ import {
 } from '../helpers/client/tokens.js';
 import { expectEnvelope } from '../helpers/client/envelope.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import type { ApiClient, ApiResponse } from '../helpers/client/api-client.js';
 
 const TOKEN_REQUIRED = [401, 'Authorization token required', null] as const;

@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { execInTestStore, type TestStore } from '../helpers/stores/test-store.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const BOOK = { title: 'Big Numbers', author: 'A. Counter', year: 2024 };

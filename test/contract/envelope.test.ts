@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const MIB = 1024 * 1024;

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Book } from '../helpers/client/books.js';
 import { expectEnvelope } from '../helpers/client/envelope.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const byId = (a: Book, b: Book) => a.id - b.id;

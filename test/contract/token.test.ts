@@ -7,7 +7,7 @@ import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../h
 import { portOf } from '../helpers/client/raw-http.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers/client/test-account.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 
 forEachStore((kind) => {
   describe('POST /token', () => {

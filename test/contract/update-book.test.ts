@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { type Book, INVALID_IDS } from '../helpers/client/books.js';
 import { expectEnvelope } from '../helpers/client/envelope.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const json = (value: unknown) => JSON.stringify(value);

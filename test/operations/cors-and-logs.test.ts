@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiClient, type ApiResponse } from '../helpers/client/api-client.js';
 import { TEST_SECRET, TEST_USERNAME } from '../helpers/client/test-account.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 
 const APP_ORIGIN = 'https://app.example';
 const OTHER_ORIGIN = 'https://evil.example';

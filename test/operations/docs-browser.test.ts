@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/plugins/external/openapi.js';
 import { describeWithChromium, launchChromium } from '../helpers/infra/chromium.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 
 /** A name that is not localhost, resolved by Chromium itself to 127.0.0.1 (no DNS, no /etc/hosts). */
 const PRIVATE_HOST = 'books.internal.example';

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { halfClosedExchange, parseResponses, portOf, requestBytes, type HalfClosedExchange, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
 import { ApiClient } from '../helpers/client/api-client.js';
-import { startService, useService } from '../helpers/service.js';
+import { startService, useService } from '../helpers/service/start-service.js';
 
 const BOOK = JSON.stringify({ title: 'Half-closed', author: 'A. Client', year: 1999 });
 const TOO_LARGE_BYTES = 2 * 1024 * 1024;
@@ -153,7 +153,7 @@ describe('half-closed clients get every answer, then the close (SQLite)', () => 
 
 describe('half-closed clients and shutdown (SQLite)', () => {
   it('half-closed connections with requests in flight are answered and do not hold up stopping the service', async () => {
-    const own = await startService('sqlite');
+    const own = await startService({ kind: 'sqlite' });
     const port = portOf(own.baseUrl);
     const token = await new ApiClient(own.baseUrl).token();
     // An idle keep-alive connection (one request answered), never half-closed: the drain closes it.

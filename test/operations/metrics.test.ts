@@ -2,7 +2,7 @@
 // http_request_duration_seconds by method, route pattern and status, the store's pool gauge
 // and Node's default process metrics; METRICS=false removes the route.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 interface Sample {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAIN_JS } from '../helpers/process.js';
+import { MAIN_JS } from '../helpers/service/main-process.js';
 import { freePort } from '../helpers/infra/free-port.js';
 import { TEST_SECRET } from '../helpers/client/test-account.js';
 

@@ -21,7 +21,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { flipSignatureBit, futureExp, hmacToken, hmacTokenFor, nowSeconds, unsecuredToken, WRONG_SECRET } from '../helpers/client/tokens.js';
 import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import { expectBook, expectEnvelopeShape, expectSuccessData, type Envelope } from '../helpers/client/envelope.js';
 import type { Book } from '../helpers/client/books.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { portOf, rawExchange, rawRequest, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 const MIB = 1024 * 1024;

@@ -18,7 +18,7 @@ import { connect } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseResponses, portOf, requestBytes, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
 import type { ApiClient } from '../helpers/client/api-client.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 
 const REQUESTS = 5_000;
 const CONCURRENCY = 32;

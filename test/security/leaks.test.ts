@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { hmacToken, nowSeconds, unsecuredToken } from '../helpers/client/tokens.js';
 import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
 import { TEST_USERNAME } from '../helpers/client/test-account.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import { expectEnvelopeShape } from '../helpers/client/envelope.js';
 import { execInTestStore } from '../helpers/stores/test-store.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { portOf, rawExchange, rawRequest, requestBytes, type RawExchange } from '../helpers/client/raw-http.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import type { ApiClient } from '../helpers/client/api-client.js';
 import { expectEnvelopeShape } from '../helpers/client/envelope.js';
 

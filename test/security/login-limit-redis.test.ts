@@ -11,19 +11,19 @@ import { createPrivateRedis, redisServerMissing, type PrivateRedis } from '../he
 import { portOf } from '../helpers/client/raw-http.js';
 import { ApiClient } from '../helpers/client/api-client.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
-import { startService, type RunningService } from '../helpers/service.js';
+import { startService, type InProcessService } from '../helpers/service/start-service.js';
 
 const LIMIT = 10;
 
 describeWhenAvailable('failed-login limit shared through Redis, two instances', redisServerMissing(), () => {
   let redis: PrivateRedis;
-  let instances: RunningService[] = [];
+  let instances: InProcessService[] = [];
   let clients: ApiClient[] = [];
 
   beforeAll(async () => {
     redis = await createPrivateRedis();
     const env = { LOGIN_LIMIT_STORE: redis.url, LOGIN_RATE_LIMIT: String(LIMIT), TRUST_PROXY: 'true' };
-    instances = [await startService('sqlite', env), await startService('sqlite', env)];
+    instances = [await startService({ kind: 'sqlite', env: env }), await startService({ kind: 'sqlite', env: env })];
     clients = instances.map((instance) => new ApiClient(instance.baseUrl));
   });
   afterAll(async () => {
@@ -101,13 +101,13 @@ describeWhenAvailable('failed-login limit shared through Redis, two instances', 
 describeWhenAvailable('failed-login limit shared through Redis, two instances, concurrent logins (LOGIN_RATE_LIMIT=5)', redisServerMissing(), () => {
   const CONCURRENT_LIMIT = 5;
   let redis: PrivateRedis;
-  let instances: RunningService[] = [];
+  let instances: InProcessService[] = [];
   let ports: number[] = [];
 
   beforeAll(async () => {
     redis = await createPrivateRedis();
     const env = { LOGIN_LIMIT_STORE: redis.url, LOGIN_RATE_LIMIT: String(CONCURRENT_LIMIT), TRUST_PROXY: 'true' };
-    instances = [await startService('sqlite', env), await startService('sqlite', env)];
+    instances = [await startService({ kind: 'sqlite', env: env }), await startService({ kind: 'sqlite', env: env })];
     ports = instances.map((instance) => portOf(instance.baseUrl));
   });
   afterAll(async () => {

@@ -4,7 +4,7 @@
 // its own write.
 import { describe, expect, it } from 'vitest';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import type { Book } from '../helpers/client/books.js';
 
 const CREATES = 200;

@@ -5,7 +5,7 @@
 import { afterAll, expect, it } from 'vitest';
 import { MIGRATION_NAMES } from '../../src/store/migrations/index.js';
 import { attempt } from '../helpers/client/attempt.js';
-import { killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import { login } from '../helpers/client/api-client.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
@@ -33,7 +33,7 @@ describeWithPostgres('concurrent startup of several instances on one empty Postg
       try {
         // Spawned together, so their migrations race.
         services = await Promise.all(
-          Array.from({ length: INSTANCES }, () => startChildService({ dbUrl: store.url, env: { LOG_LEVEL: 'info' } })),
+          Array.from({ length: INSTANCES }, () => startService({ childProcess: true, dbUrl: store.url, env: { LOG_LEVEL: 'info' } })),
         );
 
         const client = new pg.Client({ connectionString: store.url });

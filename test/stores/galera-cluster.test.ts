@@ -16,10 +16,11 @@
 // Galera settings the service meets here: auto_increment_increment = 3 (ids have gaps and
 // interleave across nodes), binlog_format=ROW, innodb_autoinc_lock_mode=2,
 // evs.suspect_timeout=PT3S (commits on the surviving nodes wait up to ~3 s after a node dies).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATION_NAMES } from '../../src/store/migrations/index.js';
 import { attempt, describeOutcome, type Outcome } from '../helpers/client/attempt.js';
-import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import {
   UNAVAILABLE,
   acknowledgedBooks,
@@ -122,7 +123,7 @@ describeWithPrivateGalera('the service on a 3-node MariaDB Galera cluster (priva
       // Spawned together on the empty database, each through its own node: their migrations race.
       instances = await withNodeLogs(cluster, () =>
         Promise.all(
-          cluster.nodes.map((node) => startChildService({ dbUrl: node.url(database), env: { LOG_LEVEL: 'info' }, startTimeoutMs: START_TIMEOUT_MS })),
+          cluster.nodes.map((node) => startService({ childProcess: true, dbUrl: node.url(database), env: { LOG_LEVEL: 'info' }, startTimeoutMs: START_TIMEOUT_MS })),
         ),
       );
       token = await login(instances[0]!.baseUrl);
@@ -313,12 +314,13 @@ describeWithPrivateGalera('the service on a 3-node MariaDB Galera cluster (priva
       await cluster.createDatabase(database);
       await withNodeLogs(cluster, async () => {
         // One instance migrates; the others then start on the migrated database.
-        const first = await startChildService({ dbUrl: cluster.multiHostUrl(database, ORDERS[0]), startTimeoutMs: START_TIMEOUT_MS, env: { DB_QUERY_TIMEOUT: '5' } });
+        const first = await startService({ childProcess: true, dbUrl: cluster.multiHostUrl(database, ORDERS[0]), startTimeoutMs: START_TIMEOUT_MS, env: { DB_QUERY_TIMEOUT: '5' } });
         const rest = await Promise.all(
-          ORDERS.slice(1).map((order) => startChildService({ dbUrl: cluster.multiHostUrl(database, order), startTimeoutMs: START_TIMEOUT_MS, env: { DB_QUERY_TIMEOUT: '5' } })),
+          ORDERS.slice(1).map((order) => startService({ childProcess: true, dbUrl: cluster.multiHostUrl(database, order), startTimeoutMs: START_TIMEOUT_MS, env: { DB_QUERY_TIMEOUT: '5' } })),
         );
         multi = [first, ...rest];
-        single = await startChildService({
+        single = await startService({
+          childProcess: true,
           dbUrl: cluster.nodes[VICTIM]!.url(database),
           startTimeoutMs: START_TIMEOUT_MS,
           env: { DB_QUERY_TIMEOUT: '3', DB_CONNECT_TIMEOUT: '3' },
@@ -411,7 +413,8 @@ describeWithPrivateGalera('the service on a 3-node MariaDB Galera cluster (priva
       }
 
       // An instance started now, with the dead node first in its DB_URL, starts on the next usable one.
-      const late = await startChildService({
+      const late = await startService({
+        childProcess: true,
         dbUrl: cluster.multiHostUrl(database, [VICTIM, ...ORDERS[1].slice(1)]),
         startTimeoutMs: START_TIMEOUT_MS,
         env: { DB_CONNECT_TIMEOUT: '3' },

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { LIST_PAGE_SIZE } from '../../src/routes/books.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import type { Book } from '../helpers/client/books.js';
 
 const COUNT = LIST_PAGE_SIZE * 2 + 37;

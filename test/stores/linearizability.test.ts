@@ -8,8 +8,9 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import { checkRegisterHistory } from '../helpers/linearizability.js';
 import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
 import { startRegisterWorkload, type RegisterWorkloadResult, type WorkloadInstance } from '../helpers/register-workload.js';
@@ -83,8 +84,8 @@ forEachStore((kind) => {
     beforeAll(async () => {
       store = await createTestStore(kind);
       // The first one migrates; the others start on the migrated store (concurrent startup has its own test).
-      const first = await startChildService({ dbUrl: store.url, env: INSTANCE_ENV });
-      instances = [first, ...(await Promise.all([1, 2].map(() => startChildService({ dbUrl: store.url, env: INSTANCE_ENV }))))];
+      const first = await startService({ childProcess: true, dbUrl: store.url, env: INSTANCE_ENV });
+      instances = [first, ...(await Promise.all([1, 2].map(() => startService({ childProcess: true, dbUrl: store.url, env: INSTANCE_ENV }))))];
     }, 60_000);
 
     afterAll(async () => {
@@ -114,7 +115,7 @@ describeWithPrivateGalera('a 3-node Galera cluster, one node SIGKILLed and resta
   beforeAll(async () => {
     cluster = await startPrivateGalera();
     await cluster.createDatabase(database);
-    const start = (dbUrl: string) => startChildService({ dbUrl, env: INSTANCE_ENV, startTimeoutMs: GALERA_START_TIMEOUT_MS });
+    const start = (dbUrl: string) => startService({ childProcess: true, dbUrl, env: INSTANCE_ENV, startTimeoutMs: GALERA_START_TIMEOUT_MS });
     // One instance per node, and one whose DB_URL lists every node (it works on galera1 first).
     const first = await start(cluster.nodes[0]!.url(database));
     const rest = await Promise.all([...cluster.nodes.slice(1).map((node) => start(node.url(database))), start(cluster.multiHostUrl(database))]);

@@ -2,14 +2,14 @@
 // dies, moves on to the next without a restart. Here the "first host" is a TCP proxy in front
 // of the same database server, which the test cuts (connections reset, port closed) and
 // restores; the real clusters (Galera, a promoted PostgreSQL standby) have their own suites.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from '../helpers/stores/test-store.js';
 import { SERVER_STORES, type StoreKind } from '../helpers/stores/dialects.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { ApiClient } from '../helpers/client/api-client.js';
-import { startService, type RunningService } from '../helpers/service.js';
+import { startService, type InProcessService } from '../helpers/service/start-service.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/infra/tcp-proxy.js';
-import { sleep } from '../helpers/child-service.js';
 import { freePort } from '../helpers/infra/free-port.js';
 
 /** The test store's URL with `hosts` in place of its own host. */
@@ -48,7 +48,7 @@ async function createUntilAcknowledged(client: ApiClient, token: string, title: 
 forEachStore((kind) => {
   describe('two hosts; the first one dies while in use, then comes back', () => {
     let proxy: TcpProxy;
-    let service: RunningService;
+    let service: InProcessService;
     let client: ApiClient;
     let token: string;
     let proxyNode: string;
@@ -57,8 +57,9 @@ forEachStore((kind) => {
     beforeAll(async () => {
       proxy = await proxyInFrontOf(kind);
       proxyNode = `127.0.0.1:${proxy.port}`;
-      service = await startService(kind, {}, {
-        dbUrl: (url) =>
+      service = await startService({
+        kind,
+        dbUrlFrom: (url) =>
           withHosts(url, (ownHost) => {
             directNode = ownHost;
             return [proxyNode, ownHost];
@@ -103,17 +104,17 @@ forEachStore((kind) => {
 
   describe('two hosts; the first one hangs while in use', () => {
     let proxy: TcpProxy;
-    let service: RunningService;
+    let service: InProcessService;
     let client: ApiClient;
     let token: string;
 
     beforeAll(async () => {
       proxy = await proxyInFrontOf(kind);
-      service = await startService(
+      service = await startService({
         kind,
-        { DB_QUERY_TIMEOUT: '1' },
-        { dbUrl: (url) => withHosts(url, (ownHost) => [`127.0.0.1:${proxy.port}`, ownHost]) },
-      );
+        env: { DB_QUERY_TIMEOUT: '1' },
+        dbUrlFrom: (url) => withHosts(url, (ownHost) => [`127.0.0.1:${proxy.port}`, ownHost]),
+      });
       client = new ApiClient(service.baseUrl);
       token = await client.token();
       await client.createBook(token, { title: 'Before the hang', author: 'First Host', year: 1999 });
@@ -138,13 +139,13 @@ forEachStore((kind) => {
 
   describe('one host, which dies and comes back', () => {
     let proxy: TcpProxy;
-    let service: RunningService;
+    let service: InProcessService;
     let client: ApiClient;
     let token: string;
 
     beforeAll(async () => {
       proxy = await proxyInFrontOf(kind);
-      service = await startService(kind, {}, { dbUrl: (url) => withHosts(url, () => [`127.0.0.1:${proxy.port}`]) });
+      service = await startService({ kind, dbUrlFrom: (url) => withHosts(url, () => [`127.0.0.1:${proxy.port}`]) });
       client = new ApiClient(service.baseUrl);
       token = await client.token();
     }, 60_000);
@@ -174,7 +175,7 @@ forEachStore((kind) => {
 
   describe('the connection is lost halfway through the first migration', () => {
     let proxy: TcpProxy;
-    let service: RunningService;
+    let service: InProcessService;
 
     afterAll(async () => {
       await service?.stop();
@@ -186,7 +187,7 @@ forEachStore((kind) => {
       // The books table is created; the row recording it never arrives, the connections drop.
       const quote = kind === 'postgres' ? '"' : '`';
       proxy.cutOnceAt(`insert into ${quote}book_service_migrations${quote}`);
-      service = await startService(kind, {}, { dbUrl: (url) => withHosts(url, () => [`127.0.0.1:${proxy.port}`]) });
+      service = await startService({ kind, dbUrlFrom: (url) => withHosts(url, () => [`127.0.0.1:${proxy.port}`]) });
       expect(service.logs.join('')).toMatch(/failed halfway; retrying/);
       const client = new ApiClient(service.baseUrl);
       const token = await client.token();
@@ -196,7 +197,7 @@ forEachStore((kind) => {
   });
 
   describe('the first host listed is down at startup', () => {
-    let service: RunningService;
+    let service: InProcessService;
 
     afterAll(async () => {
       await service?.stop();
@@ -204,7 +205,7 @@ forEachStore((kind) => {
 
     it('the service starts on the next one and serves', async () => {
       const closedPort = await freePort();
-      service = await startService(kind, {}, { dbUrl: (url) => withHosts(url, (ownHost) => [`127.0.0.1:${closedPort}`, ownHost]) });
+      service = await startService({ kind, dbUrlFrom: (url) => withHosts(url, (ownHost) => [`127.0.0.1:${closedPort}`, ownHost]) });
       const client = new ApiClient(service.baseUrl);
       const token = await client.token();
       await client.createBook(token, { title: 'Started', author: 'Second Host', year: 2020 });

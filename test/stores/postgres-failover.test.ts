@@ -6,9 +6,10 @@
 // write it acknowledged is on the promoted server. An instance listing the standby first
 // works on the primary (a read-only host is not usable with target_session_attrs=read-write)
 // and follows the promotion too.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { attempt, describeOutcome } from '../helpers/client/attempt.js';
-import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import {
   acknowledgedBooks,
   acknowledgedProblems,
@@ -42,8 +43,8 @@ describeWithPostgresReplication('PostgreSQL failover: primary + synchronous stan
     const database = 'books_failover';
     const url = await replication.createDatabase(database);
     const env = { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S), DB_CONNECT_TIMEOUT: String(QUERY_TIMEOUT_S) };
-    primaryFirst = await startChildService({ dbUrl: url, env });
-    standbyFirst = await startChildService({ dbUrl: replication.multiHostUrl(database, ['standby', 'primary']), env });
+    primaryFirst = await startService({ childProcess: true, dbUrl: url, env });
+    standbyFirst = await startService({ childProcess: true, dbUrl: replication.multiHostUrl(database, ['standby', 'primary']), env });
     token = await login(primaryFirst.baseUrl);
   }, 120_000);
 

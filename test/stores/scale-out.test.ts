@@ -3,7 +3,7 @@
 // processes on one PostgreSQL database share tokens (same SECRET_TOKEN) and books.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { attempt } from '../helpers/client/attempt.js';
-import { killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import { login } from '../helpers/client/api-client.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
@@ -16,8 +16,8 @@ describeWithPostgres('scale-out: two instances on one PostgreSQL database', () =
   beforeAll(async () => {
     store = await createTestStore('postgres');
     // One after the other: concurrent startup has its own test.
-    a = await startChildService({ dbUrl: store.url });
-    b = await startChildService({ dbUrl: store.url });
+    a = await startService({ childProcess: true, dbUrl: store.url });
+    b = await startService({ childProcess: true, dbUrl: store.url });
   }, 60_000);
 
   afterAll(async () => {

@@ -3,9 +3,10 @@
 // write is lost: every book answered with 201 is in the store when the service starts again.
 // Requests refused because the server was closing (connection refused or reset) were never
 // acknowledged, so they may or may not be stored.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { attempt, describeOutcome, type Outcome } from '../helpers/client/attempt.js';
-import { killAllChildServices, sleep, startChildService } from '../helpers/child-service.js';
+import { killAllChildServices, startService } from '../helpers/service/start-service.js';
 import { login } from '../helpers/client/api-client.js';
 import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
@@ -28,7 +29,7 @@ function scenario(kind: StoreKind) {
   it(`SIGTERM during ${LOOPS} concurrent POST /book loops: exit 0, every 201 book is stored after a restart`, async () => {
     const store = await createTestStore(kind);
     stores.push(store);
-    const service = await startChildService({ dbUrl: store.url });
+    const service = await startService({ childProcess: true, dbUrl: store.url });
     const token = await login(service.baseUrl);
 
     const outcomes: Array<Outcome & { sent: Omit<Book, 'id'> }> = [];
@@ -96,7 +97,7 @@ function scenario(kind: StoreKind) {
     );
 
     // The same store, a new process: every acknowledged book is there, as acknowledged.
-    const again = await startChildService({ dbUrl: store.url });
+    const again = await startService({ childProcess: true, dbUrl: store.url });
     try {
       const list = await attempt(again.baseUrl, 'GET', '/books', { token: await login(again.baseUrl), timeoutMs: 20_000 });
       expect(list.status, list.error ?? list.text?.slice(0, 300)).toBe(200);

@@ -13,7 +13,7 @@ import { WEB_UI_CSP } from '../../src/routes/web-ui.js';
 import { describeWithChromium, launchChromium } from '../helpers/infra/chromium.js';
 import { signHmac, nowSeconds } from '../helpers/client/tokens.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 import { openSqlite } from '../helpers/stores/sqlite.js';
 
 const ARTIFACTS = new URL('../../test-artifacts/web-ui/', import.meta.url);

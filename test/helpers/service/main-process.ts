@@ -1,9 +1,10 @@
-// Runs the built entry point (dist/main.js) as a child process, as `npm start` does.
+// The built entry point (dist/main.js) as a child process, as `npm start` runs it, with exactly
+// the environment given: what startService({ childProcess: true }) is made of.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
-export const MAIN_JS = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+export const MAIN_JS = fileURLToPath(new URL('../../../dist/main.js', import.meta.url));
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -13,7 +14,8 @@ export interface ServiceProcess {
   exited: Promise<number | string>;
 }
 
-export function spawnService(env: Record<string, string | undefined>, cwd: string): ServiceProcess {
+/** `node dist/main.js` in `cwd`, with PATH, HOME and `env` only (an undefined value leaves a variable out). */
+export function spawnMain(env: Record<string, string | undefined>, cwd: string): ServiceProcess {
   const cleanEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
   for (const [key, value] of Object.entries(env)) if (value !== undefined) cleanEnv[key] = value;
   const child = spawn(process.execPath, [MAIN_JS], { cwd, env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'] });
