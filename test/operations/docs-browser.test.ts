@@ -6,9 +6,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/plugins/external/openapi.js';
-import { describeWithChromium, launchChromium } from '../helpers/infra/chromium.js';
+import { launchChromium } from '../helpers/infra/chromium.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
 import { useService } from '../helpers/service/start-service.js';
+import { describeIf } from '../helpers/requirements.js';
 
 /** A name that is not localhost, resolved by Chromium itself to 127.0.0.1 (no DNS, no /etc/hosts). */
 const PRIVATE_HOST = 'books.internal.example';
@@ -67,7 +68,7 @@ async function renderedOperations(page: Page): Promise<string[]> {
   );
 }
 
-describeWithChromium('GET /docs in headless Chromium', () => {
+describeIf('chromium')('GET /docs in headless Chromium', () => {
   const service = useService('sqlite', { LOGIN_RATE_LIMIT: '0' });
   let browser: Browser;
 

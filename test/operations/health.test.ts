@@ -6,9 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
+import { createPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
 import { startService, useService, type ChildService } from '../helpers/service/start-service.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { describeIf } from '../helpers/requirements.js';
 
 const ALIVE = { status: 200, message: 'Service is alive', data: { status: 'ok' } };
 const READY = { status: 200, message: 'Service is ready', data: { status: 'ok' } };
@@ -75,7 +76,7 @@ forEachStore((kind) => {
   });
 });
 
-describeWithPrivatePostgres('GET /readyz while the store is down (child process over a private PostgreSQL cluster)', () => {
+describeIf('pg-binaries')('GET /readyz while the store is down (child process over a private PostgreSQL cluster)', () => {
   let cluster: PrivatePostgres;
   let service: ChildService;
   let baseUrl: string;

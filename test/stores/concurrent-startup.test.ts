@@ -7,14 +7,14 @@ import { MIGRATION_NAMES } from '../../src/store/migrations/index.js';
 import { attempt } from '../helpers/client/attempt.js';
 import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import { login } from '../helpers/client/api-client.js';
-import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { describeIf } from '../helpers/requirements.js';
 import pg from 'pg';
 
 const INSTANCES = 3;
 const ROUNDS = 3;
 
-describeWithPostgres('concurrent startup of several instances on one empty PostgreSQL database', () => {
+describeIf('postgres')('concurrent startup of several instances on one empty PostgreSQL database', () => {
   const stores: TestStore[] = [];
 
   afterAll(async () => {

@@ -36,8 +36,9 @@ import {
   waitFor,
 } from '../helpers/client/failover.js';
 import type { Book } from '../helpers/client/books.js';
-import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
+import { startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
 import { login } from '../helpers/client/api-client.js';
+import { describeIf } from '../helpers/requirements.js';
 
 /** How long an instance whose DB_URL lists every node may answer other than 2xx after a node dies. */
 const SWITCH_LIMIT_MS = 10_000;
@@ -73,7 +74,7 @@ async function inBatches<T>(tasks: Array<() => Promise<T>>, concurrency: number)
   return results;
 }
 
-describeWithPrivateGalera('the service on a 3-node MariaDB Galera cluster (private cluster, child processes)', () => {
+describeIf('galera-binaries')('the service on a 3-node MariaDB Galera cluster (private cluster, child processes)', () => {
   let cluster: PrivateGalera;
 
   beforeAll(async () => {

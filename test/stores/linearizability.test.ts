@@ -12,10 +12,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import { checkRegisterHistory } from '../helpers/linearizability.js';
-import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
+import { startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
 import { startRegisterWorkload, type RegisterWorkloadResult, type WorkloadInstance } from '../helpers/register-workload.js';
 import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { describeIf } from '../helpers/requirements.js';
 
 /** Short query timeouts: a stalled request ends as a 503 (an unknown outcome) instead of hanging. */
 const INSTANCE_ENV = { DB_QUERY_TIMEOUT: '2', DB_CONNECT_TIMEOUT: '2' };
@@ -107,7 +108,7 @@ forEachStore((kind) => {
   });
 });
 
-describeWithPrivateGalera('a 3-node Galera cluster, one node SIGKILLed and restarted mid-run', () => {
+describeIf('galera-binaries')('a 3-node Galera cluster, one node SIGKILLed and restarted mid-run', () => {
   const database = 'books_linearizability';
   let cluster: PrivateGalera;
   let instances: Array<{ name: string; child: ChildService; multiHost: boolean }> = [];

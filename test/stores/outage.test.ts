@@ -11,7 +11,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { attempt, describeOutcome, type Outcome } from '../helpers/client/attempt.js';
 import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import { login } from '../helpers/client/api-client.js';
-import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
+import { createPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
+import { describeIf } from '../helpers/requirements.js';
 
 const QUERY_TIMEOUT_S = 2;
 /** DB_QUERY_TIMEOUT plus a margin: no request may take longer, outage or not. */
@@ -80,7 +81,7 @@ function summary(outcomes: Outcome[]): string {
   return [...counts].map(([key, count]) => `${key}: ${count}`).join('; ');
 }
 
-describeWithPrivatePostgres('PostgreSQL outage under traffic (private cluster)', () => {
+describeIf('pg-binaries')('PostgreSQL outage under traffic (private cluster)', () => {
   let cluster: PrivatePostgres;
 
   beforeAll(async () => {

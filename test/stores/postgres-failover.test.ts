@@ -22,8 +22,9 @@ import {
   unexpected,
 } from '../helpers/client/failover.js';
 import type { Book } from '../helpers/client/books.js';
-import { describeWithPostgresReplication, startPostgresReplication, type PostgresReplication } from '../helpers/infra/postgres-replication.js';
+import { startPostgresReplication, type PostgresReplication } from '../helpers/infra/postgres-replication.js';
 import { login } from '../helpers/client/api-client.js';
+import { describeIf } from '../helpers/requirements.js';
 
 /** From the crash of the primary to writes served again through the promoted standby. */
 const FAILOVER_LIMIT_MS = 30_000;
@@ -31,7 +32,7 @@ const FAILOVER_LIMIT_MS = 30_000;
 const OUTAGE_MS = 3000;
 const QUERY_TIMEOUT_S = 3;
 
-describeWithPostgresReplication('PostgreSQL failover: primary + synchronous standby, DB_URL listing both with target_session_attrs=read-write', () => {
+describeIf('pg-binaries')('PostgreSQL failover: primary + synchronous standby, DB_URL listing both with target_session_attrs=read-write', () => {
   let replication: PostgresReplication;
   let primaryFirst: ChildService;
   let standbyFirst: ChildService;

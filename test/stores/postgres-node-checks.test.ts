@@ -13,14 +13,15 @@ import pg from 'pg';
 import { attempt, describeOutcome } from '../helpers/client/attempt.js';
 import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import { waitFor } from '../helpers/client/failover.js';
-import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
+import { createPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
 import { login } from '../helpers/client/api-client.js';
+import { describeIf } from '../helpers/requirements.js';
 
 /** How soon a fenced node must be noticed (the bound). */
 const NOTICE_LIMIT_MS = 2_000;
 const MAX_LOG_LINE_BYTES = 2_048;
 
-describeWithPrivatePostgres('the PostgreSQL node in use, watched (private cluster)', () => {
+describeIf('pg-binaries')('the PostgreSQL node in use, watched (private cluster)', () => {
   let cluster: PrivatePostgres;
   let databaseUrl: string;
   let service: ChildService;

@@ -5,10 +5,10 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { attempt } from '../helpers/client/attempt.js';
 import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import { login } from '../helpers/client/api-client.js';
-import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { describeIf } from '../helpers/requirements.js';
 
-describeWithPostgres('scale-out: two instances on one PostgreSQL database', () => {
+describeIf('postgres')('scale-out: two instances on one PostgreSQL database', () => {
   let store: TestStore;
   let a: ChildService;
   let b: ChildService;

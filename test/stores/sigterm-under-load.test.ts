@@ -8,10 +8,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { attempt, describeOutcome, type Outcome } from '../helpers/client/attempt.js';
 import { killAllChildServices, startService } from '../helpers/service/start-service.js';
 import { login } from '../helpers/client/api-client.js';
-import { describeWithPostgres } from '../helpers/postgres-suite.js';
 import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
 import type { StoreKind } from '../helpers/stores/dialects.js';
 import type { Book } from '../helpers/client/books.js';
+import { describeIf } from '../helpers/requirements.js';
 
 const LOOPS = 32;
 const LOAD_BEFORE_SIGTERM_MS = 1500;
@@ -114,6 +114,6 @@ function scenario(kind: StoreKind) {
   }, 60_000);
 }
 
-describeWithPostgres('SIGTERM under load on a fresh PostgreSQL database', () => scenario('postgres'));
+describeIf('postgres')('SIGTERM under load on a fresh PostgreSQL database', () => scenario('postgres'));
 
 describe('SIGTERM under load on a SQLite file', () => scenario('sqlite'));

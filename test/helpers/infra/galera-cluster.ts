@@ -17,15 +17,14 @@
 //
 // Binaries: TEST_MARIADBD (default /usr/sbin/mariadbd), TEST_MARIADB_INSTALL_DB
 // (mariadb-install-db on PATH), TEST_GALERA_PROVIDER (default /usr/lib/galera/libgalera_smm.so),
-// rsync and wsrep_sst_rsync on PATH. Missing ones skip the suite with a visible warning,
-// except under CI=true, where they fail it.
+// rsync and wsrep_sst_rsync on PATH. Missing ones: describeIf('galera-binaries') skips the suite
+// (requirements.ts).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
-import { describeWhenAvailable } from '../ci.js';
 import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
@@ -72,15 +71,6 @@ export function privateGaleraUnavailable(): string | undefined {
   }
   if (IS_ROOT && mysqlUserIds() === undefined) return 'running as root and there is no mysql user in /etc/passwd to run mariadbd as';
   return undefined;
-}
-
-/**
- * `describe(title, suite)` when a private Galera cluster can be made; otherwise a loud skip,
- * or a failing test under CI.
- */
-export function describeWithPrivateGalera(title: string, suite: () => void) {
-  const reason = privateGaleraUnavailable();
-  describeWhenAvailable(title, reason === undefined ? undefined : `a private MariaDB Galera cluster: ${reason}`, suite);
 }
 
 export interface GaleraNode {
