@@ -2,7 +2,7 @@
 // reading and overwriting the titles of a few books through random instances at once; the
 // history of every request (with its outcome: done, surely not done, or unknown) must be
 // explainable by some order of the operations that respects real time, book by book
-// (test/helpers/linearizability.ts). Runs on each store (three instances on one SQLite file,
+// (test/helpers/linearizability/checker.ts). Runs on each store (three instances on one SQLite file,
 // PostgreSQL or MariaDB database), and on a private 3-node Galera cluster with one node
 // SIGKILLed and restarted mid-run (LIN_ROUNDS rounds, default 2).
 import { writeFileSync } from 'node:fs';
@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
-import { checkRegisterHistory } from '../helpers/linearizability.js';
+import { checkRegisterHistory } from '../helpers/linearizability/checker.js';
 import { startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
-import { startRegisterWorkload, type RegisterWorkloadResult, type WorkloadInstance } from '../helpers/register-workload.js';
+import { startRegisterWorkload, type RegisterWorkloadResult, type WorkloadInstance } from '../helpers/linearizability/register-workload.js';
 import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
 import { describeIf } from '../helpers/requirements.js';
