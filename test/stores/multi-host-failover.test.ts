@@ -11,6 +11,7 @@ import { ApiClient } from '../helpers/client/api-client.js';
 import { startService, type InProcessService } from '../helpers/service/start-service.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/infra/tcp-proxy.js';
 import { freePort } from '../helpers/infra/free-port.js';
+import { nodesInUse } from '../helpers/client/failover.js';
 
 /** The test store's URL with `hosts` in place of its own host. */
 function withHosts(url: string, hosts: (ownHost: string) => string[]): string {
@@ -22,14 +23,6 @@ function withHosts(url: string, hosts: (ownHost: string) => string[]): string {
 function proxyInFrontOf(kind: StoreKind): Promise<TcpProxy> {
   const server = new URL(kind === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL);
   return startTcpProxy(Number(server.port), server.hostname);
-}
-
-/** The value of book_store_node_in_use for each node, from /metrics. */
-async function nodesInUse(client: ApiClient): Promise<Record<string, number>> {
-  const text = (await fetch(`${client.baseUrl}/metrics`).then((response) => response.text())) as string;
-  const nodes: Record<string, number> = {};
-  for (const match of text.matchAll(/^book_store_node_in_use\{node="([^"]+)"\} (\d+)$/gm)) nodes[match[1]!] = Number(match[2]);
-  return nodes;
 }
 
 /** Creates books until one is acknowledged; every status seen on the way. */
@@ -77,14 +70,14 @@ forEachStore((kind) => {
     it('works on the first host while it answers', async () => {
       const book = await client.createBook(token, { title: 'Before', author: 'First Host', year: 1999 });
       expect((await client.request('GET', `/book/${book.id}`, { token })).status).toBe(200);
-      expect(await nodesInUse(client)).toEqual({ [proxyNode]: 1, [directNode]: 0 });
+      expect(await nodesInUse(client.baseUrl)).toEqual({ [proxyNode]: 1, [directNode]: 0 });
     });
 
     it('when it dies: 503 at most while switching, never 500; then every write lands on the second host', async () => {
       await proxy.cut();
       const { statuses, book } = await createUntilAcknowledged(client, token, 'During');
       expect(statuses.filter((status) => status !== 201 && status !== 503)).toEqual([]);
-      expect(await nodesInUse(client)).toEqual({ [proxyNode]: 0, [directNode]: 1 });
+      expect(await nodesInUse(client.baseUrl)).toEqual({ [proxyNode]: 0, [directNode]: 1 });
       // Everything acknowledged is there, before and after the switch.
       const list = await client.request('GET', '/books', { token });
       const titles = (list.body.data as Array<{ title: string }>).map((b) => b.title);
@@ -98,7 +91,7 @@ forEachStore((kind) => {
     it('stays on the second host when the first one comes back (no flapping)', async () => {
       await proxy.restore();
       await client.createBook(token, { title: 'After', author: 'Second Host', year: 2002 });
-      expect(await nodesInUse(client)).toEqual({ [proxyNode]: 0, [directNode]: 1 });
+      expect(await nodesInUse(client.baseUrl)).toEqual({ [proxyNode]: 0, [directNode]: 1 });
     });
   });
 
@@ -132,7 +125,7 @@ forEachStore((kind) => {
       expect(statuses.filter((status) => status !== 201 && status !== 503)).toEqual([]);
       // At most one query timeout per pooled connection, not a hang.
       expect(Date.now() - started).toBeLessThan(8_000);
-      const nodes = await nodesInUse(client);
+      const nodes = await nodesInUse(client.baseUrl);
       expect(nodes[`127.0.0.1:${proxy.port}`]).toBe(0);
     });
   });
@@ -209,7 +202,7 @@ forEachStore((kind) => {
       const client = new ApiClient(service.baseUrl);
       const token = await client.token();
       await client.createBook(token, { title: 'Started', author: 'Second Host', year: 2020 });
-      const nodes = await nodesInUse(client);
+      const nodes = await nodesInUse(client.baseUrl);
       expect(nodes[`127.0.0.1:${closedPort}`]).toBe(0);
       expect(Object.values(nodes).sort()).toEqual([0, 1]);
     });

@@ -31,7 +31,7 @@ function uniqueName(): string {
   return `books_test_${process.pid}_${randomBytes(4).toString('hex')}`;
 }
 
-export function withDatabase(adminUrl: string, database: string): string {
+function withDatabase(adminUrl: string, database: string): string {
   const url = new URL(adminUrl);
   url.pathname = `/${database}`;
   return url.toString();
