@@ -1,21 +1,15 @@
 // Compiles src/ to dist/ once before the suites: the startup tests run the built entry
 // point exactly as `npm start` does.
 // Also starts, in the background, the private 3-node Galera cluster that the `galera` copies of
-// the contract suites share (test/helpers/stores.ts); workers get its ports through
+// the contract suites share (test/helpers/stores/for-each-store.ts); workers get its ports through
 // `inject('sharedGalera')` and wait for it to be Synced. Not started when DIALECTS leaves
 // galera out or the run's file filters select no contract suite.
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { TestProject } from 'vitest/node';
-import {
-  GALERA_SELECTED,
-  GALERA_SUITES,
-  privateGaleraUnavailable,
-  startPrivateGalera,
-  type PrivateGalera,
-  type SharedGalera,
-} from './helpers/private-galera.js';
+import { privateGaleraUnavailable, startPrivateGalera, type PrivateGalera } from './helpers/infra/galera-cluster.js';
+import { GALERA_SELECTED, GALERA_SUITES, type SharedGalera } from './helpers/stores/dialects.js';
 
 export default async function setup(project: TestProject) {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

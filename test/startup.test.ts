@@ -5,16 +5,20 @@ import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, spawnService, waitUntilAnswering } from './helpers/process.js';
-import { TEST_SECRET } from './helpers/service.js';
-import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from './helpers/stores.js';
+import { freePort } from './helpers/infra/free-port.js';
+import { killAllChildServices, startService } from './helpers/service/start-service.js';
+import { TEST_SECRET } from './helpers/client/test-account.js';
+import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from './helpers/stores/test-store.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'books-startup-'));
-afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+afterAll(async () => {
+  await killAllChildServices(); // one that never answered
+  rmSync(workDir, { recursive: true, force: true });
+});
 
 async function expectStartupFailure(env: Record<string, string | undefined>, cause: RegExp) {
   const started = Date.now();
-  const service = spawnService(env, workDir);
+  const { process: service } = await startService({ childProcess: true, testSettings: false, env, cwd: workDir, waitUntilUp: false });
   const code = await service.exited;
   expect(Date.now() - started).toBeLessThan(15_000);
   expect(code, service.stderr()).toBe(1);
@@ -86,7 +90,7 @@ describe('startup failures: one line naming the setting and the cause, exit code
   // Node's mkdirSync(…, { recursive: true }) never returns under /proc (it retries ENOENT forever).
   it.each(['sqlite:/proc/x/y.db', 'sqlite:/proc/x/deeper/y.db', 'sqlite:/sys/x/y.db'])('an impossible SQLite path (%s): exits within 5 s naming DB_URL, no hang', async (dbUrl) => {
     const started = Date.now();
-    const service = spawnService({ ...valid, DB_URL: dbUrl }, workDir);
+    const { process: service } = await startService({ childProcess: true, testSettings: false, env: { ...valid, DB_URL: dbUrl }, cwd: workDir, waitUntilUp: false });
     const hung = setTimeout(() => service.child.kill('SIGKILL'), 5_000);
     try {
       const code = await service.exited;
@@ -102,13 +106,11 @@ describe('startup failures: one line naming the setting and the cause, exit code
 
   it('port already in use: exits naming PORT', async () => {
     const port = await freePort();
-    const first = spawnService({ ...valid, PORT: String(port) }, workDir);
+    const first = await startService({ childProcess: true, testSettings: false, env: { ...valid, PORT: String(port) }, port, cwd: workDir });
     try {
-      await waitUntilAnswering(`http://127.0.0.1:${port}`, first);
       await expectStartupFailure({ ...valid, PORT: String(port) }, new RegExp(`PORT ${port} is already in use.*EADDRINUSE`));
     } finally {
-      first.child.kill('SIGTERM');
-      await first.exited;
+      await first.stop('SIGTERM');
     }
   });
 });
@@ -121,8 +123,7 @@ describe('startup from another working directory (.env and ./data/books.db are r
       writeFileSync(join(dir, '.env'), `SECRET_TOKEN=${TEST_SECRET}\nPORT=${port}\nHOST=127.0.0.1\n`);
       const baseUrl = `http://127.0.0.1:${port}`;
 
-      const first = spawnService({}, dir);
-      await waitUntilAnswering(baseUrl, first);
+      const { process: first } = await startService({ childProcess: true, testSettings: false, port, cwd: dir });
       expect(existsSync(join(dir, 'data', 'books.db'))).toBe(true);
       const login = await fetch(`${baseUrl}/token`, {
         method: 'POST',
@@ -143,8 +144,7 @@ describe('startup from another working directory (.env and ./data/books.db are r
       expect(first.stdout() + first.stderr()).not.toContain(TEST_SECRET);
       expect(first.stdout() + first.stderr()).not.toContain(token);
 
-      const second = spawnService({}, dir);
-      await waitUntilAnswering(baseUrl, second);
+      const { process: second } = await startService({ childProcess: true, testSettings: false, port, cwd: dir });
       const read = await fetch(`${baseUrl}/book/${id}`, { headers: { authorization: token } });
       expect(await read.json()).toEqual({
         status: 200,
@@ -160,8 +160,13 @@ describe('startup from another working directory (.env and ./data/books.db are r
 
   it('a short SECRET_TOKEN starts, with a warning', async () => {
     const port = await freePort();
-    const service = spawnService({ SECRET_TOKEN: 'short', DB_URL: 'sqlite::memory:', PORT: String(port), HOST: '127.0.0.1' }, workDir);
-    await waitUntilAnswering(`http://127.0.0.1:${port}`, service);
+    const { process: service } = await startService({
+      childProcess: true,
+      testSettings: false,
+      env: { SECRET_TOKEN: 'short', DB_URL: 'sqlite::memory:', PORT: String(port), HOST: '127.0.0.1' },
+      port,
+      cwd: workDir,
+    });
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
     expect(service.stdout()).toMatch(/SECRET_TOKEN is shorter than 32 bytes/);

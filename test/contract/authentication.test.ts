@@ -15,10 +15,11 @@ import {
   unsecuredToken,
   withoutSignaturePart,
   WRONG_SECRET,
-} from '../helpers/forge-token.js';
-import { expectEnvelope } from '../helpers/envelope.js';
-import { forEachStore } from '../helpers/stores.js';
-import { useService, type ApiClient, type ApiResponse } from '../helpers/service.js';
+} from '../helpers/client/tokens.js';
+import { expectEnvelope } from '../helpers/client/envelope.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { ApiClient, ApiResponse } from '../helpers/client/api-client.js';
 
 const TOKEN_REQUIRED = [401, 'Authorization token required', null] as const;
 const INVALID_TOKEN = [401, 'Invalid token', null] as const;

@@ -3,8 +3,10 @@
 // The id generator of the service's own store is moved past 2^53 and 2^62, and the JSON text
 // is read for the exact digits (JSON.parse would round them).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { execInTestStore, forEachStore, type TestStore } from '../helpers/stores.js';
-import { useService, type ApiResponse } from '../helpers/service.js';
+import { execInTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const BOOK = { title: 'Big Numbers', author: 'A. Counter', year: 2024 };
 const MAX_ID = 2n ** 63n - 1n; // 9223372036854775807

@@ -3,10 +3,11 @@
 // `id` and unknown fields in the body ignored; JSON whatever the Content-Type; the envelope;
 // authentication checked before the body.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Book } from '../helpers/contract.js';
-import { expectEnvelope } from '../helpers/envelope.js';
-import { forEachStore } from '../helpers/stores.js';
-import { useService, type ApiResponse } from '../helpers/service.js';
+import type { Book } from '../helpers/client/books.js';
+import { expectEnvelope } from '../helpers/client/envelope.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const VALID = { title: 'The Left Hand of Darkness', author: 'Ursula K. Le Guin', year: 1969 };
 const json = (value: unknown) => JSON.stringify(value);
@@ -142,7 +143,7 @@ forEachStore((kind) => {
       expectEnvelope(await readBook(created.id), 200, 'Book retrieved successfully', created);
     });
 
-    it.each<[string, { title: string; author: string; year: number }]>([
+    it.each<[string, Omit<Book, 'id'>]>([
       ['year -9999', { ...VALID, year: -9999 }],
       ['year 9999', { ...VALID, year: 9999 }],
       ['year 0', { ...VALID, year: 0 }],

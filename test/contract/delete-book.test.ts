@@ -2,10 +2,11 @@
 // is deleted; a second delete, a never-existing id and an invalid id → 404 "Book not found";
 // authentication is checked before the id; ids are never reused after a delete.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Book, INVALID_IDS } from '../helpers/contract.js';
-import { expectEnvelope } from '../helpers/envelope.js';
-import { forEachStore } from '../helpers/stores.js';
-import { useService, type ApiResponse } from '../helpers/service.js';
+import { type Book, INVALID_IDS } from '../helpers/client/books.js';
+import { expectEnvelope } from '../helpers/client/envelope.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { ApiResponse } from '../helpers/client/api-client.js';
 
 forEachStore((kind) => {
   describe('DELETE /book/:id', () => {

@@ -3,8 +3,10 @@
 // 404 "Route not found", 405 with Allow, 413 over the 1 MiB body limit, an undecodable :id
 // after authentication, JSON parsing, and the response headers.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { forEachStore } from '../helpers/stores.js';
-import { TEST_PASSWORD, TEST_USERNAME, useService, type ApiResponse } from '../helpers/service.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const MIB = 1024 * 1024;
 const VALID_BOOK = { title: 'Dune', author: 'Frank Herbert', year: 1965 };

@@ -3,10 +3,11 @@
 // that is not a positive decimal integer within the id range → 404 "Book not found", after
 // authentication, never 5xx.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Book, INVALID_IDS } from '../helpers/contract.js';
-import { expectEnvelope } from '../helpers/envelope.js';
-import { forEachStore } from '../helpers/stores.js';
-import { useService, type ApiResponse } from '../helpers/service.js';
+import { type Book, INVALID_IDS } from '../helpers/client/books.js';
+import { expectEnvelope } from '../helpers/client/envelope.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { ApiResponse } from '../helpers/client/api-client.js';
 
 forEachStore((kind) => {
   describe('GET /book/:id', () => {

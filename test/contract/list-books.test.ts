@@ -1,10 +1,11 @@
 // GET /books (docs/api.md "GET /books", "Authentication"): every stored book, ordered by id
 // ascending, [] when there are none; no query parameters are defined, so any are ignored.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Book } from '../helpers/contract.js';
-import { expectEnvelope } from '../helpers/envelope.js';
-import { forEachStore } from '../helpers/stores.js';
-import { useService, type ApiResponse } from '../helpers/service.js';
+import type { Book } from '../helpers/client/books.js';
+import { expectEnvelope } from '../helpers/client/envelope.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const byId = (a: Book, b: Book) => a.id - b.id;
 

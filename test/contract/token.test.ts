@@ -3,10 +3,11 @@
 // exp, 15 minutes) and the failed-login limit (README "Security").
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/concurrent-logins.js';
-import { portOf } from '../helpers/raw-http.js';
-import { forEachStore } from '../helpers/stores.js';
-import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME, useService } from '../helpers/service.js';
+import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/client/concurrent-logins.js';
+import { portOf } from '../helpers/client/raw-http.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service/start-service.js';
 
 forEachStore((kind) => {
   describe('POST /token', () => {

@@ -3,10 +3,11 @@
 // `id` in the body never changes the id), unreadable bodies → 400, missing and invalid ids →
 // 404, and the order of checks: authentication, then existence 404, then body 400.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Book, INVALID_IDS } from '../helpers/contract.js';
-import { expectEnvelope } from '../helpers/envelope.js';
-import { forEachStore } from '../helpers/stores.js';
-import { useService, type ApiResponse } from '../helpers/service.js';
+import { type Book, INVALID_IDS } from '../helpers/client/books.js';
+import { expectEnvelope } from '../helpers/client/envelope.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { ApiResponse } from '../helpers/client/api-client.js';
 
 const json = (value: unknown) => JSON.stringify(value);
 

@@ -5,10 +5,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqlite } from '../helpers/sqlite.js';
+import { openSqlite } from '../helpers/stores/sqlite.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAIN_JS } from '../helpers/process.js';
-import { TEST_SECRET } from '../helpers/service.js';
+import { MAIN_JS } from '../helpers/service/main-process.js';
+import { TEST_SECRET } from '../helpers/client/test-account.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 

@@ -5,7 +5,9 @@
 // Authorization headers, passwords, tokens and the secret are never logged).
 // Neither depends on the store: SQLite only.
 import { describe, expect, it } from 'vitest';
-import { ApiClient, TEST_SECRET, TEST_USERNAME, useService, type ApiResponse } from '../helpers/service.js';
+import { ApiClient, type ApiResponse } from '../helpers/client/api-client.js';
+import { TEST_SECRET, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service/start-service.js';
 
 const APP_ORIGIN = 'https://app.example';
 const OTHER_ORIGIN = 'https://evil.example';

@@ -2,12 +2,14 @@
 // package, no CDN), end to end in a real headless Chromium driven by playwright-core: the page
 // carries the service's own title and logo, shows the six operations and performs a real
 // POST /token, and loads nothing from elsewhere.
-// Chromium: test/helpers/chromium.ts.
+// Chromium: test/helpers/infra/chromium.ts.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/plugins/external/openapi.js';
-import { describeWithChromium, launchChromium } from '../helpers/chromium.js';
-import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
+import { launchChromium } from '../helpers/infra/chromium.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service/start-service.js';
+import { describeIf } from '../helpers/requirements.js';
 
 /** A name that is not localhost, resolved by Chromium itself to 127.0.0.1 (no DNS, no /etc/hosts). */
 const PRIVATE_HOST = 'books.internal.example';
@@ -66,7 +68,7 @@ async function renderedOperations(page: Page): Promise<string[]> {
   );
 }
 
-describeWithChromium('GET /docs in headless Chromium', () => {
+describeIf('chromium')('GET /docs in headless Chromium', () => {
   const service = useService('sqlite', { LOGIN_RATE_LIMIT: '0' });
   let browser: Browser;
 

@@ -11,8 +11,9 @@ import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { halfClosedExchange, parseResponses, portOf, requestBytes, type HalfClosedExchange, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
-import { ApiClient, startService, useService } from '../helpers/service.js';
+import { halfClosedExchange, parseResponses, portOf, requestBytes, type HalfClosedExchange, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
+import { ApiClient } from '../helpers/client/api-client.js';
+import { startService, useService } from '../helpers/service/start-service.js';
 
 const BOOK = JSON.stringify({ title: 'Half-closed', author: 'A. Client', year: 1999 });
 const TOO_LARGE_BYTES = 2 * 1024 * 1024;
@@ -152,7 +153,7 @@ describe('half-closed clients get every answer, then the close (SQLite)', () => 
 
 describe('half-closed clients and shutdown (SQLite)', () => {
   it('half-closed connections with requests in flight are answered and do not hold up stopping the service', async () => {
-    const own = await startService('sqlite');
+    const own = await startService({ kind: 'sqlite' });
     const port = portOf(own.baseUrl);
     const token = await new ApiClient(own.baseUrl).token();
     // An idle keep-alive connection (one request answered), never half-closed: the drain closes it.

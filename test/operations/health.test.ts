@@ -1,15 +1,15 @@
 // GET /healthz and GET /readyz (README "Operations"): liveness touches nothing; readiness
 // pings the store, answers 503 "Service unavailable" while it is down (within its 2 s bound)
 // and 200 again once it is back. The outage runs the built service as a child process over a
-// private PostgreSQL cluster (test/helpers/private-postgres.ts) that the test stops and restarts.
+// private PostgreSQL cluster (test/helpers/infra/postgres-cluster.ts) that the test stops and restarts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
-import { freePort, spawnService, waitUntilAnswering, type ServiceProcess } from '../helpers/process.js';
-import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME, useService } from '../helpers/service.js';
-import { forEachStore } from '../helpers/stores.js';
+import { createPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
+import { startService, useService, type ChildService } from '../helpers/service/start-service.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { describeIf } from '../helpers/requirements.js';
 
 const ALIVE = { status: 200, message: 'Service is alive', data: { status: 'ok' } };
 const READY = { status: 200, message: 'Service is ready', data: { status: 'ok' } };
@@ -76,9 +76,9 @@ forEachStore((kind) => {
   });
 });
 
-describeWithPrivatePostgres('GET /readyz while the store is down (child process over a private PostgreSQL cluster)', () => {
+describeIf('pg-binaries')('GET /readyz while the store is down (child process over a private PostgreSQL cluster)', () => {
   let cluster: PrivatePostgres;
-  let service: ServiceProcess;
+  let service: ChildService;
   let baseUrl: string;
   let cwd: string;
 
@@ -86,30 +86,13 @@ describeWithPrivatePostgres('GET /readyz while the store is down (child process 
     cluster = await createPrivatePostgres();
     await cluster.start();
     const dbUrl = await cluster.createDatabase('books_readyz');
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
     cwd = mkdtempSync(join(tmpdir(), 'books-readyz-'));
-    service = spawnService(
-      {
-        SECRET_TOKEN: TEST_SECRET,
-        AUTH_USERNAME: TEST_USERNAME,
-        AUTH_PASSWORD: TEST_PASSWORD,
-        DB_URL: dbUrl,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        DB_QUERY_TIMEOUT: '2',
-      },
-      cwd,
-    );
-    await waitUntilAnswering(baseUrl, service);
+    service = await startService({ childProcess: true, dbUrl, env: { DB_QUERY_TIMEOUT: '2' }, cwd });
+    baseUrl = service.baseUrl;
   }, 120_000);
 
   afterAll(async () => {
-    if (service && service.child.exitCode === null && service.child.signalCode === null) {
-      service.child.kill('SIGKILL');
-      await service.exited;
-    }
+    await service?.stop('SIGKILL');
     await cluster?.destroy();
     if (cwd) rmSync(cwd, { recursive: true, force: true });
   }, 60_000);
@@ -132,12 +115,12 @@ describeWithPrivatePostgres('GET /readyz while the store is down (child process 
       expect(alive.status).toBe(200);
       expect(alive.body).toEqual(ALIVE);
     }
-    expect(service.child.exitCode, `the service exited: ${service.stderr()}`).toBeNull();
+    expect(service.process.child.exitCode, `the service exited: ${service.process.stderr()}`).toBeNull();
 
     await cluster.start();
     const back = await probeUntil(baseUrl, '/readyz', (answer) => answer.status === 200, 15_000);
     expect(back.body).toEqual(READY);
-    expect(service.child.exitCode, `the service exited: ${service.stderr()}`).toBeNull();
+    expect(service.process.child.exitCode, `the service exited: ${service.process.stderr()}`).toBeNull();
   }, 90_000);
 
   it('a stalled store (SIGSTOP on PostgreSQL) still answers /readyz within the 2 s bound', async () => {

@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUESTS_PER_TURN, answerInTurns, createHttpServer } from '../../src/http/http-server.js';
-import { halfClosedExchange, requestBytes } from '../helpers/raw-http.js';
-import { startService, type RunningService } from '../helpers/service.js';
+import { halfClosedExchange, requestBytes } from '../helpers/client/raw-http.js';
+import { startService, type InProcessService } from '../helpers/service/start-service.js';
 
 describe('answerInTurns: the scheduler', () => {
   /** What Node's parser does in one poll phase: 'request' for each request read, synchronously. */
@@ -145,9 +145,9 @@ describe('createHttpServer: half-closed clients', () => {
 });
 
 describe('the service’s server keeps Fastify’s settings', () => {
-  let service: RunningService;
+  let service: InProcessService;
   beforeAll(async () => {
-    service = await startService('sqlite', { REQUEST_TIMEOUT: '12' });
+    service = await startService({ kind: 'sqlite', env: { REQUEST_TIMEOUT: '12' } });
   });
   afterAll(() => service?.stop());
 

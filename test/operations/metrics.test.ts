@@ -4,8 +4,9 @@
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useService } from '../helpers/service.js';
-import { forEachStore, type StoreKind } from '../helpers/stores.js';
+import { useService } from '../helpers/service/start-service.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import type { StoreKind } from '../helpers/stores/dialects.js';
 
 interface Sample {
   name: string;

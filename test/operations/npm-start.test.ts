@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAIN_JS, freePort } from '../helpers/process.js';
-import { TEST_SECRET } from '../helpers/service.js';
+import { MAIN_JS } from '../helpers/service/main-process.js';
+import { freePort } from '../helpers/infra/free-port.js';
+import { TEST_SECRET } from '../helpers/client/test-account.js';
 
 const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 const workDir = mkdtempSync(join(tmpdir(), 'books-npm-start-'));

@@ -8,7 +8,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { Messages } from '../../src/http/envelope.js';
 import { VERSION } from '../../src/version.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 
 interface JsonSchema {
   $ref?: string;

@@ -12,7 +12,8 @@ import { createClient } from '@hey-api/openapi-ts';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Messages } from '../../src/http/envelope.js';
-import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service/start-service.js';
 
 const run = promisify(execFile);
 

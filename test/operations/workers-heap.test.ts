@@ -5,8 +5,9 @@ import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'workers-heap-'));
 afterAll(async () => {
@@ -16,7 +17,8 @@ afterAll(async () => {
 
 /** Starts WORKERS=2 and returns the node flags each worker runs with (from /proc/<pid>/cmdline). */
 async function workerFlags(name: string, env: Record<string, string> = {}): Promise<string[][]> {
-  const service: ChildService = await startChildService({
+  const service: ChildService = await startService({
+    childProcess: true,
     dbUrl: `sqlite:${join(dir, `${name}.db`)}`,
     env: { WORKERS: '2', LOG_LEVEL: 'info', ...env },
   });

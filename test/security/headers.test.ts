@@ -4,9 +4,10 @@
 // Content-Security-Policy and no X-Powered-By; every POST /token response has
 // Cache-Control: no-store (a token or a failed login must never be cached).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { portOf, rawExchange, rawRequest, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
-import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
-import { forEachStore } from '../helpers/stores.js';
+import { portOf, rawExchange, rawRequest, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service/start-service.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 const MIB = 1024 * 1024;
 const BOOK = JSON.stringify({ title: 'Headers', author: 'H. Eader', year: 2020 });

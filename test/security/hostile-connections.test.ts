@@ -16,8 +16,9 @@
 //  - a book is stored if and only if a 201 said so (and a deleted one is gone only after a 200).
 import { connect } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseResponses, portOf, requestBytes, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
-import { type ApiClient, useService } from '../helpers/service.js';
+import { parseResponses, portOf, requestBytes, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
+import type { ApiClient } from '../helpers/client/api-client.js';
+import { useService } from '../helpers/service/start-service.js';
 
 const REQUESTS = 5_000;
 const CONCURRENCY = 32;

@@ -7,11 +7,13 @@
 // authenticated requests (raw and Bearer) at LOG_LEVEL=trace, the captured log holds
 // neither the password, nor SECRET_TOKEN, nor any token, nor a failed login's password.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hmacToken, nowSeconds, unsecuredToken } from '../helpers/forge-token.js';
-import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
-import { TEST_USERNAME, useService } from '../helpers/service.js';
-import { expectEnvelopeShape } from '../helpers/envelope.js';
-import { execInTestStore, forEachStore } from '../helpers/stores.js';
+import { hmacToken, nowSeconds, unsecuredToken } from '../helpers/client/tokens.js';
+import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/client/raw-http.js';
+import { TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service/start-service.js';
+import { expectEnvelopeShape } from '../helpers/client/envelope.js';
+import { execInTestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 const PASSWORD = 'pw-canary-7Hq2-Zx91-do-not-log';
 const SECRET = 'secret-canary-0f1e2d3c4b5a69788796a5b4c3d2e1f0-do-not-log';

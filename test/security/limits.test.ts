@@ -8,9 +8,10 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { portOf, rawExchange, rawRequest, requestBytes, type RawExchange } from '../helpers/raw-http.js';
-import { useService, type ApiClient } from '../helpers/service.js';
-import { expectEnvelopeShape } from '../helpers/envelope.js';
+import { portOf, rawExchange, rawRequest, requestBytes, type RawExchange } from '../helpers/client/raw-http.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { ApiClient } from '../helpers/client/api-client.js';
+import { expectEnvelopeShape } from '../helpers/client/envelope.js';
 
 const MIB = 1024 * 1024;
 /** Just over the service's header limit (src/app.ts MAX_HEADER_BYTES, 128 KiB). */

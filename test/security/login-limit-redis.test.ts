@@ -4,24 +4,26 @@
 // While Redis is down, logins are still answered (401/200/429, never 5xx) with a count per
 // instance, and the shared count resumes when Redis is back.
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { describeWhenAvailable } from '../helpers/ci.js';
-import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/concurrent-logins.js';
-import { expectEnvelope } from '../helpers/envelope.js';
-import { createPrivateRedis, redisServerMissing, type PrivateRedis } from '../helpers/private-redis.js';
-import { portOf } from '../helpers/raw-http.js';
-import { ApiClient, TEST_PASSWORD, TEST_USERNAME, startService, type RunningService } from '../helpers/service.js';
+import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/client/concurrent-logins.js';
+import { expectEnvelope } from '../helpers/client/envelope.js';
+import { createPrivateRedis, type PrivateRedis } from '../helpers/infra/redis-server.js';
+import { portOf } from '../helpers/client/raw-http.js';
+import { ApiClient } from '../helpers/client/api-client.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { startService, type InProcessService } from '../helpers/service/start-service.js';
+import { describeIf } from '../helpers/requirements.js';
 
 const LIMIT = 10;
 
-describeWhenAvailable('failed-login limit shared through Redis, two instances', redisServerMissing(), () => {
+describeIf('redis-server')('failed-login limit shared through Redis, two instances', () => {
   let redis: PrivateRedis;
-  let instances: RunningService[] = [];
+  let instances: InProcessService[] = [];
   let clients: ApiClient[] = [];
 
   beforeAll(async () => {
     redis = await createPrivateRedis();
     const env = { LOGIN_LIMIT_STORE: redis.url, LOGIN_RATE_LIMIT: String(LIMIT), TRUST_PROXY: 'true' };
-    instances = [await startService('sqlite', env), await startService('sqlite', env)];
+    instances = [await startService({ kind: 'sqlite', env: env }), await startService({ kind: 'sqlite', env: env })];
     clients = instances.map((instance) => new ApiClient(instance.baseUrl));
   });
   afterAll(async () => {
@@ -96,16 +98,16 @@ describeWhenAvailable('failed-login limit shared through Redis, two instances', 
 // Concurrency: every answer is decided by one atomic operation in Redis, so 200 guesses that
 // reach two instances together (each past the check before its body) learn at most
 // LOGIN_RATE_LIMIT password outcomes, and correct logins never take each other's place.
-describeWhenAvailable('failed-login limit shared through Redis, two instances, concurrent logins (LOGIN_RATE_LIMIT=5)', redisServerMissing(), () => {
+describeIf('redis-server')('failed-login limit shared through Redis, two instances, concurrent logins (LOGIN_RATE_LIMIT=5)', () => {
   const CONCURRENT_LIMIT = 5;
   let redis: PrivateRedis;
-  let instances: RunningService[] = [];
+  let instances: InProcessService[] = [];
   let ports: number[] = [];
 
   beforeAll(async () => {
     redis = await createPrivateRedis();
     const env = { LOGIN_LIMIT_STORE: redis.url, LOGIN_RATE_LIMIT: String(CONCURRENT_LIMIT), TRUST_PROXY: 'true' };
-    instances = [await startService('sqlite', env), await startService('sqlite', env)];
+    instances = [await startService({ kind: 'sqlite', env: env }), await startService({ kind: 'sqlite', env: env })];
     ports = instances.map((instance) => portOf(instance.baseUrl));
   });
   afterAll(async () => {

@@ -5,11 +5,12 @@ import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
-import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/concurrent-logins.js';
-import { portOf } from '../helpers/raw-http.js';
-import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/service.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
+import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/client/concurrent-logins.js';
+import { portOf } from '../helpers/client/raw-http.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
 
 interface Answer {
   status: number;
@@ -66,7 +67,8 @@ describe('failed-login limit with WORKERS=2', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'login-limit-workers-'));
-    service = await startChildService({
+    service = await startService({
+      childProcess: true,
       dbUrl: `sqlite:${join(dir, 'books.db')}`,
       env: { WORKERS: '2', LOGIN_RATE_LIMIT: '10', LOG_LEVEL: 'info' },
     });
@@ -126,7 +128,8 @@ describe('failed-login limit with WORKERS=2, concurrent logins (LOGIN_RATE_LIMIT
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'login-limit-workers-concurrent-'));
-    service = await startChildService({
+    service = await startService({
+      childProcess: true,
       dbUrl: `sqlite:${join(dir, 'books.db')}`,
       env: { WORKERS: '2', LOGIN_RATE_LIMIT: String(LIMIT), TRUST_PROXY: 'true', LOG_LEVEL: 'info' },
     });

@@ -12,8 +12,8 @@ import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LINGER_MAX_BYTES, LINGER_MS } from '../../src/plugins/app/lingering-close.js';
-import { parseResponse, portOf, requestBytes, type RawResponse } from '../helpers/raw-http.js';
-import { startService, useService } from '../helpers/service.js';
+import { parseResponse, portOf, requestBytes, type RawResponse } from '../helpers/client/raw-http.js';
+import { startService, useService } from '../helpers/service/start-service.js';
 
 const MB = 1000 * 1000;
 const UPLOAD_BYTES = 10 * MB;
@@ -248,7 +248,7 @@ describe('oversized uploads with node:http (SQLite)', () => {
   });
 
   it('a lingering socket does not hold up closing the service: app.close() returns well within the bound', async () => {
-    const own = await startService('sqlite');
+    const own = await startService({ kind: 'sqlite' });
     const socket = connect({ port: portOf(own.baseUrl), host: '127.0.0.1', allowHalfOpen: true });
     socket.on('error', () => undefined);
     try {

@@ -3,17 +3,18 @@
 // served half-way, idle keep-alive connections do not hold the exit, and the process exits 0
 // within the 10 s grace; a second signal during the drain forces an immediate non-zero exit;
 // a client that stalls mid-upload cannot hold the shutdown past its REQUEST_TIMEOUT.
-import { openSqlite } from '../helpers/sqlite.js';
+import { openSqlite } from '../helpers/stores/sqlite.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { freePort, spawnService, waitUntilAnswering, type ServiceProcess } from '../helpers/process.js';
-import { parseResponse, requestBytes, type RawResponse } from '../helpers/raw-http.js';
-import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME, login } from '../helpers/service.js';
-import { expectEnvelopeShape } from '../helpers/envelope.js';
+import type { ServiceProcess } from '../helpers/service/main-process.js';
+import { killAllChildServices, startService } from '../helpers/service/start-service.js';
+import { parseResponse, requestBytes, type RawResponse } from '../helpers/client/raw-http.js';
+import { login } from '../helpers/client/api-client.js';
+import { expectEnvelopeShape } from '../helpers/client/envelope.js';
 import { DUPLICATE_SIGNAL_WINDOW_MS } from '../../src/commands/stop-signals.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'books-shutdown-'));
@@ -26,37 +27,18 @@ interface Running {
   dbFile: string;
 }
 
-const running: Running[] = [];
-
-afterEach(async () => {
-  for (const { service } of running.splice(0)) {
-    if (service.child.exitCode === null && service.child.signalCode === null) {
-      service.child.kill('SIGKILL');
-      await service.exited;
-    }
-  }
-});
+afterEach(killAllChildServices);
 
 async function start(env: Record<string, string> = {}): Promise<Running> {
-  const port = await freePort();
   const dbFile = join(mkdtempSync(join(workDir, 'db-')), 'books.db');
-  const service = spawnService(
-    {
-      SECRET_TOKEN: TEST_SECRET,
-      AUTH_USERNAME: TEST_USERNAME,
-      AUTH_PASSWORD: TEST_PASSWORD,
-      DB_URL: `sqlite:${dbFile}`,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      ...env,
-    },
-    workDir,
-  );
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const entry = { service, port, baseUrl, dbFile };
-  running.push(entry);
-  await waitUntilAnswering(baseUrl, service);
-  return entry;
+  // The service's own log level and failed-login limit, not the test settings' quieter ones.
+  const started = await startService({
+    childProcess: true,
+    dbUrl: `sqlite:${dbFile}`,
+    cwd: workDir,
+    env: { LOG_LEVEL: undefined, LOGIN_RATE_LIMIT: undefined, ...env },
+  });
+  return { service: started.process, port: started.port, baseUrl: started.baseUrl, dbFile };
 }
 
 /** A raw connection: write when you like, read everything, know when it closed. */

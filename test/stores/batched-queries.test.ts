@@ -10,8 +10,9 @@ import { BookRepository } from '../../src/store/book-repository.js';
 import type { BookStoreDriver } from '../../src/store/driver.js';
 import { openStore } from '../../src/store/open-store.js';
 import { openDriver } from '../../src/store/store-url.js';
-import { useService } from '../helpers/service.js';
-import { createTestStore, forEachStore, testStoreSettings, type TestStore } from '../helpers/stores.js';
+import { useService } from '../helpers/service/start-service.js';
+import { createTestStore, testStoreSettings, type TestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 const BOOKS = 40;
 

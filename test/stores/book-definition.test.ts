@@ -19,8 +19,9 @@ import {
 } from '../../src/books/book.js';
 import type { BookStore } from '../../src/store/book-store.js';
 import { openStore } from '../../src/store/open-store.js';
-import { openSqlite } from '../helpers/sqlite.js';
-import { createTestStore, execInTestStore, forEachStore, testStoreSettings, type TestStore } from '../helpers/stores.js';
+import { openSqlite } from '../helpers/stores/sqlite.js';
+import { createTestStore, execInTestStore, testStoreSettings, type TestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 /** Fields whose values are text (varchar columns); the others are integers. */
 const TEXT_FIELDS = BOOK_FIELDS.filter((field) => typeof ({ title: '', author: '', year: 0 } satisfies BookFields)[field] === 'string');

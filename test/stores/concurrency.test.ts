@@ -3,15 +3,9 @@
 // book leave it equal to exactly one of the submitted bodies, and each update answers with
 // its own write.
 import { describe, expect, it } from 'vitest';
-import { forEachStore } from '../helpers/stores.js';
-import { useService } from '../helpers/service.js';
-
-interface Book {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { Book } from '../helpers/client/books.js';
 
 const CREATES = 200;
 const UPDATES = 50;

@@ -4,16 +4,17 @@
 // migrations are applied exactly once, and every instance serves requests.
 import { afterAll, expect, it } from 'vitest';
 import { MIGRATION_NAMES } from '../../src/store/migrations/index.js';
-import { attempt, killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
-import { login } from '../helpers/service.js';
-import { describeWithPostgres } from '../helpers/postgres-suite.js';
-import { createTestStore, type TestStore } from '../helpers/stores.js';
+import { attempt } from '../helpers/client/attempt.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
+import { login } from '../helpers/client/api-client.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { describeIf } from '../helpers/requirements.js';
 import pg from 'pg';
 
 const INSTANCES = 3;
 const ROUNDS = 3;
 
-describeWithPostgres('concurrent startup of several instances on one empty PostgreSQL database', () => {
+describeIf('postgres')('concurrent startup of several instances on one empty PostgreSQL database', () => {
   const stores: TestStore[] = [];
 
   afterAll(async () => {
@@ -32,7 +33,7 @@ describeWithPostgres('concurrent startup of several instances on one empty Postg
       try {
         // Spawned together, so their migrations race.
         services = await Promise.all(
-          Array.from({ length: INSTANCES }, () => startChildService({ dbUrl: store.url, env: { LOG_LEVEL: 'info' } })),
+          Array.from({ length: INSTANCES }, () => startService({ childProcess: true, dbUrl: store.url, env: { LOG_LEVEL: 'info' } })),
         );
 
         const client = new pg.Client({ connectionString: store.url });

@@ -1,5 +1,5 @@
 // The service on a 3-node MariaDB Galera cluster (issue 12), over a private cluster
-// (test/helpers/private-galera.ts) and the built service as child processes:
+// (test/helpers/infra/galera-cluster.ts) and the built service as child processes:
 //   a. three instances started at once on an empty database, each through another node, all
 //      serve, and each migration is recorded exactly once (the cluster-wide lease);
 //   b. the contract basics across instances on different nodes, and a client reading its own
@@ -16,9 +16,11 @@
 // Galera settings the service meets here: auto_increment_increment = 3 (ids have gaps and
 // interleave across nodes), binlog_format=ROW, innodb_autoinc_lock_mode=2,
 // evs.suspect_timeout=PT3S (commits on the surviving nodes wait up to ~3 s after a node dies).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATION_NAMES } from '../../src/store/migrations/index.js';
-import { attempt, describeOutcome, killAllChildServices, sleep, startChildService, type ChildService, type Outcome } from '../helpers/child-service.js';
+import { attempt, describeOutcome, type Outcome } from '../helpers/client/attempt.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import {
   UNAVAILABLE,
   acknowledgedBooks,
@@ -32,10 +34,11 @@ import {
   summary,
   unexpected,
   waitFor,
-  type Book,
-} from '../helpers/failover.js';
-import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/private-galera.js';
-import { login } from '../helpers/service.js';
+} from '../helpers/client/failover.js';
+import type { Book } from '../helpers/client/books.js';
+import { startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
+import { login } from '../helpers/client/api-client.js';
+import { describeIf } from '../helpers/requirements.js';
 
 /** How long an instance whose DB_URL lists every node may answer other than 2xx after a node dies. */
 const SWITCH_LIMIT_MS = 10_000;
@@ -71,7 +74,7 @@ async function inBatches<T>(tasks: Array<() => Promise<T>>, concurrency: number)
   return results;
 }
 
-describeWithPrivateGalera('the service on a 3-node MariaDB Galera cluster (private cluster, child processes)', () => {
+describeIf('galera-binaries')('the service on a 3-node MariaDB Galera cluster (private cluster, child processes)', () => {
   let cluster: PrivateGalera;
 
   beforeAll(async () => {
@@ -121,7 +124,7 @@ describeWithPrivateGalera('the service on a 3-node MariaDB Galera cluster (priva
       // Spawned together on the empty database, each through its own node: their migrations race.
       instances = await withNodeLogs(cluster, () =>
         Promise.all(
-          cluster.nodes.map((node) => startChildService({ dbUrl: node.url(database), env: { LOG_LEVEL: 'info' }, startTimeoutMs: START_TIMEOUT_MS })),
+          cluster.nodes.map((node) => startService({ childProcess: true, dbUrl: node.url(database), env: { LOG_LEVEL: 'info' }, startTimeoutMs: START_TIMEOUT_MS })),
         ),
       );
       token = await login(instances[0]!.baseUrl);
@@ -312,12 +315,13 @@ describeWithPrivateGalera('the service on a 3-node MariaDB Galera cluster (priva
       await cluster.createDatabase(database);
       await withNodeLogs(cluster, async () => {
         // One instance migrates; the others then start on the migrated database.
-        const first = await startChildService({ dbUrl: cluster.multiHostUrl(database, ORDERS[0]), startTimeoutMs: START_TIMEOUT_MS, env: { DB_QUERY_TIMEOUT: '5' } });
+        const first = await startService({ childProcess: true, dbUrl: cluster.multiHostUrl(database, ORDERS[0]), startTimeoutMs: START_TIMEOUT_MS, env: { DB_QUERY_TIMEOUT: '5' } });
         const rest = await Promise.all(
-          ORDERS.slice(1).map((order) => startChildService({ dbUrl: cluster.multiHostUrl(database, order), startTimeoutMs: START_TIMEOUT_MS, env: { DB_QUERY_TIMEOUT: '5' } })),
+          ORDERS.slice(1).map((order) => startService({ childProcess: true, dbUrl: cluster.multiHostUrl(database, order), startTimeoutMs: START_TIMEOUT_MS, env: { DB_QUERY_TIMEOUT: '5' } })),
         );
         multi = [first, ...rest];
-        single = await startChildService({
+        single = await startService({
+          childProcess: true,
           dbUrl: cluster.nodes[VICTIM]!.url(database),
           startTimeoutMs: START_TIMEOUT_MS,
           env: { DB_QUERY_TIMEOUT: '3', DB_CONNECT_TIMEOUT: '3' },
@@ -410,7 +414,8 @@ describeWithPrivateGalera('the service on a 3-node MariaDB Galera cluster (priva
       }
 
       // An instance started now, with the dead node first in its DB_URL, starts on the next usable one.
-      const late = await startChildService({
+      const late = await startService({
+        childProcess: true,
         dbUrl: cluster.multiHostUrl(database, [VICTIM, ...ORDERS[1].slice(1)]),
         startTimeoutMs: START_TIMEOUT_MS,
         env: { DB_CONNECT_TIMEOUT: '3' },

@@ -2,8 +2,9 @@
 // complete and ordered by id (docs/api.md "GET /books").
 import { describe, expect, it } from 'vitest';
 import { LIST_PAGE_SIZE } from '../../src/routes/books.js';
-import { forEachStore } from '../helpers/stores.js';
-import { useService } from '../helpers/service.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { Book } from '../helpers/client/books.js';
 
 const COUNT = LIST_PAGE_SIZE * 2 + 37;
 
@@ -19,7 +20,7 @@ forEachStore((kind) => {
       const response = await service.client.request('GET', '/books', { token });
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-      const { status, message, data } = response.body as { status: number; message: string; data: Array<{ id: number; title: string; author: string; year: number }> };
+      const { status, message, data } = response.body as { status: number; message: string; data: Book[] };
       expect(status).toBe(200);
       expect(message).toBe('Books retrieved successfully');
       expect(data).toHaveLength(COUNT);

@@ -2,18 +2,21 @@
 // reading and overwriting the titles of a few books through random instances at once; the
 // history of every request (with its outcome: done, surely not done, or unknown) must be
 // explainable by some order of the operations that respects real time, book by book
-// (test/helpers/linearizability.ts). Runs on each store (three instances on one SQLite file,
+// (test/helpers/linearizability/checker.ts). Runs on each store (three instances on one SQLite file,
 // PostgreSQL or MariaDB database), and on a private 3-node Galera cluster with one node
 // SIGKILLed and restarted mid-run (LIN_ROUNDS rounds, default 2).
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
-import { checkRegisterHistory } from '../helpers/linearizability.js';
-import { describeWithPrivateGalera, startPrivateGalera, type PrivateGalera } from '../helpers/private-galera.js';
-import { startRegisterWorkload, type RegisterWorkloadResult, type WorkloadInstance } from '../helpers/register-workload.js';
-import { createTestStore, forEachStore, type TestStore } from '../helpers/stores.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
+import { checkRegisterHistory } from '../helpers/linearizability/checker.js';
+import { startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
+import { startRegisterWorkload, type RegisterWorkloadResult, type WorkloadInstance } from '../helpers/linearizability/register-workload.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { describeIf } from '../helpers/requirements.js';
 
 /** Short query timeouts: a stalled request ends as a 503 (an unknown outcome) instead of hanging. */
 const INSTANCE_ENV = { DB_QUERY_TIMEOUT: '2', DB_CONNECT_TIMEOUT: '2' };
@@ -82,8 +85,8 @@ forEachStore((kind) => {
     beforeAll(async () => {
       store = await createTestStore(kind);
       // The first one migrates; the others start on the migrated store (concurrent startup has its own test).
-      const first = await startChildService({ dbUrl: store.url, env: INSTANCE_ENV });
-      instances = [first, ...(await Promise.all([1, 2].map(() => startChildService({ dbUrl: store.url, env: INSTANCE_ENV }))))];
+      const first = await startService({ childProcess: true, dbUrl: store.url, env: INSTANCE_ENV });
+      instances = [first, ...(await Promise.all([1, 2].map(() => startService({ childProcess: true, dbUrl: store.url, env: INSTANCE_ENV }))))];
     }, 60_000);
 
     afterAll(async () => {
@@ -105,7 +108,7 @@ forEachStore((kind) => {
   });
 });
 
-describeWithPrivateGalera('a 3-node Galera cluster, one node SIGKILLed and restarted mid-run', () => {
+describeIf('galera-binaries')('a 3-node Galera cluster, one node SIGKILLed and restarted mid-run', () => {
   const database = 'books_linearizability';
   let cluster: PrivateGalera;
   let instances: Array<{ name: string; child: ChildService; multiHost: boolean }> = [];
@@ -113,7 +116,7 @@ describeWithPrivateGalera('a 3-node Galera cluster, one node SIGKILLed and resta
   beforeAll(async () => {
     cluster = await startPrivateGalera();
     await cluster.createDatabase(database);
-    const start = (dbUrl: string) => startChildService({ dbUrl, env: INSTANCE_ENV, startTimeoutMs: GALERA_START_TIMEOUT_MS });
+    const start = (dbUrl: string) => startService({ childProcess: true, dbUrl, env: INSTANCE_ENV, startTimeoutMs: GALERA_START_TIMEOUT_MS });
     // One instance per node, and one whose DB_URL lists every node (it works on galera1 first).
     const first = await start(cluster.nodes[0]!.url(database));
     const rest = await Promise.all([...cluster.nodes.slice(1).map((node) => start(node.url(database))), start(cluster.multiHostUrl(database))]);

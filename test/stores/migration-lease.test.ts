@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BookStoreDriver } from '../../src/store/driver.js';
 import { withMigrationLease, type LeaseOptions } from '../../src/store/migration-lease.js';
 import { openDriver, parseStoreUrl } from '../../src/store/store-url.js';
-import { createTestStore, forEachStore, type TestStore } from '../helpers/stores.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 const logger = pino({ level: 'silent' });
 

@@ -4,11 +4,14 @@
 // second instance started afterwards is up within 5 s: nothing the first one took is left
 // behind. Before, the migration was cut at DB_QUERY_TIMEOUT and left PostgreSQL's advisory lock
 // on an idle pooled connection, and the next instance could not start.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killAllChildServices, sleep, startChildService } from '../helpers/child-service.js';
-import { SERVER_STORES, createTestStore, forEachStore, type StoreKind, type TestStore } from '../helpers/stores.js';
+import { killAllChildServices, startService } from '../helpers/service/start-service.js';
+import { SERVER_STORES, type StoreKind } from '../helpers/stores/dialects.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 /** Kysely's migrator takes this lock before it migrates (kysely/dist/esm/dialect/<kind>/<kind>-adapter.js). */
 const POSTGRES_MIGRATION_LOCK = '3853314791062309107';
@@ -65,7 +68,7 @@ forEachStore((kind) => {
       store = await createTestStore(kind);
       const release = await holdMigrationLock(kind, store.directUrl ?? store.url);
       const env = { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S), DB_CONNECT_TIMEOUT: '20', LOG_LEVEL: 'info' };
-      const first = startChildService({ dbUrl: store.url, env, startTimeoutMs: 20_000 });
+      const first = startService({ childProcess: true, dbUrl: store.url, env, startTimeoutMs: 20_000 });
       try {
         await sleep(BLOCKED_MS);
       } finally {
@@ -79,7 +82,7 @@ forEachStore((kind) => {
       expect(await migrationLockHeld(kind, store.directUrl ?? store.url)).toBe(false);
 
       const started = performance.now();
-      const second = await startChildService({ dbUrl: store.url, env, startTimeoutMs: 5_000 });
+      const second = await startService({ childProcess: true, dbUrl: store.url, env, startTimeoutMs: 5_000 });
       expect(performance.now() - started).toBeLessThan(5_000);
       const health = await fetch(`${second.baseUrl}/readyz`);
       expect(health.status).toBe(200);

@@ -2,12 +2,16 @@
 // dies, moves on to the next without a restart. Here the "first host" is a TCP proxy in front
 // of the same database server, which the test cuts (connections reset, port closed) and
 // restores; the real clusters (Galera, a promoted PostgreSQL standby) have their own suites.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL, SERVER_STORES, forEachStore, type StoreKind } from '../helpers/stores.js';
-import { ApiClient, startService, type RunningService } from '../helpers/service.js';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
-import { sleep } from '../helpers/child-service.js';
-import { freePort } from '../helpers/process.js';
+import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from '../helpers/stores/test-store.js';
+import { SERVER_STORES, type StoreKind } from '../helpers/stores/dialects.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { ApiClient } from '../helpers/client/api-client.js';
+import { startService, type InProcessService } from '../helpers/service/start-service.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/infra/tcp-proxy.js';
+import { freePort } from '../helpers/infra/free-port.js';
+import { nodesInUse } from '../helpers/client/failover.js';
 
 /** The test store's URL with `hosts` in place of its own host. */
 function withHosts(url: string, hosts: (ownHost: string) => string[]): string {
@@ -19,14 +23,6 @@ function withHosts(url: string, hosts: (ownHost: string) => string[]): string {
 function proxyInFrontOf(kind: StoreKind): Promise<TcpProxy> {
   const server = new URL(kind === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL);
   return startTcpProxy(Number(server.port), server.hostname);
-}
-
-/** The value of book_store_node_in_use for each node, from /metrics. */
-async function nodesInUse(client: ApiClient): Promise<Record<string, number>> {
-  const text = (await fetch(`${client.baseUrl}/metrics`).then((response) => response.text())) as string;
-  const nodes: Record<string, number> = {};
-  for (const match of text.matchAll(/^book_store_node_in_use\{node="([^"]+)"\} (\d+)$/gm)) nodes[match[1]!] = Number(match[2]);
-  return nodes;
 }
 
 /** Creates books until one is acknowledged; every status seen on the way. */
@@ -45,7 +41,7 @@ async function createUntilAcknowledged(client: ApiClient, token: string, title: 
 forEachStore((kind) => {
   describe('two hosts; the first one dies while in use, then comes back', () => {
     let proxy: TcpProxy;
-    let service: RunningService;
+    let service: InProcessService;
     let client: ApiClient;
     let token: string;
     let proxyNode: string;
@@ -54,8 +50,9 @@ forEachStore((kind) => {
     beforeAll(async () => {
       proxy = await proxyInFrontOf(kind);
       proxyNode = `127.0.0.1:${proxy.port}`;
-      service = await startService(kind, {}, {
-        dbUrl: (url) =>
+      service = await startService({
+        kind,
+        dbUrlFrom: (url) =>
           withHosts(url, (ownHost) => {
             directNode = ownHost;
             return [proxyNode, ownHost];
@@ -73,14 +70,14 @@ forEachStore((kind) => {
     it('works on the first host while it answers', async () => {
       const book = await client.createBook(token, { title: 'Before', author: 'First Host', year: 1999 });
       expect((await client.request('GET', `/book/${book.id}`, { token })).status).toBe(200);
-      expect(await nodesInUse(client)).toEqual({ [proxyNode]: 1, [directNode]: 0 });
+      expect(await nodesInUse(client.baseUrl)).toEqual({ [proxyNode]: 1, [directNode]: 0 });
     });
 
     it('when it dies: 503 at most while switching, never 500; then every write lands on the second host', async () => {
       await proxy.cut();
       const { statuses, book } = await createUntilAcknowledged(client, token, 'During');
       expect(statuses.filter((status) => status !== 201 && status !== 503)).toEqual([]);
-      expect(await nodesInUse(client)).toEqual({ [proxyNode]: 0, [directNode]: 1 });
+      expect(await nodesInUse(client.baseUrl)).toEqual({ [proxyNode]: 0, [directNode]: 1 });
       // Everything acknowledged is there, before and after the switch.
       const list = await client.request('GET', '/books', { token });
       const titles = (list.body.data as Array<{ title: string }>).map((b) => b.title);
@@ -94,23 +91,23 @@ forEachStore((kind) => {
     it('stays on the second host when the first one comes back (no flapping)', async () => {
       await proxy.restore();
       await client.createBook(token, { title: 'After', author: 'Second Host', year: 2002 });
-      expect(await nodesInUse(client)).toEqual({ [proxyNode]: 0, [directNode]: 1 });
+      expect(await nodesInUse(client.baseUrl)).toEqual({ [proxyNode]: 0, [directNode]: 1 });
     });
   });
 
   describe('two hosts; the first one hangs while in use', () => {
     let proxy: TcpProxy;
-    let service: RunningService;
+    let service: InProcessService;
     let client: ApiClient;
     let token: string;
 
     beforeAll(async () => {
       proxy = await proxyInFrontOf(kind);
-      service = await startService(
+      service = await startService({
         kind,
-        { DB_QUERY_TIMEOUT: '1' },
-        { dbUrl: (url) => withHosts(url, (ownHost) => [`127.0.0.1:${proxy.port}`, ownHost]) },
-      );
+        env: { DB_QUERY_TIMEOUT: '1' },
+        dbUrlFrom: (url) => withHosts(url, (ownHost) => [`127.0.0.1:${proxy.port}`, ownHost]),
+      });
       client = new ApiClient(service.baseUrl);
       token = await client.token();
       await client.createBook(token, { title: 'Before the hang', author: 'First Host', year: 1999 });
@@ -128,20 +125,20 @@ forEachStore((kind) => {
       expect(statuses.filter((status) => status !== 201 && status !== 503)).toEqual([]);
       // At most one query timeout per pooled connection, not a hang.
       expect(Date.now() - started).toBeLessThan(8_000);
-      const nodes = await nodesInUse(client);
+      const nodes = await nodesInUse(client.baseUrl);
       expect(nodes[`127.0.0.1:${proxy.port}`]).toBe(0);
     });
   });
 
   describe('one host, which dies and comes back', () => {
     let proxy: TcpProxy;
-    let service: RunningService;
+    let service: InProcessService;
     let client: ApiClient;
     let token: string;
 
     beforeAll(async () => {
       proxy = await proxyInFrontOf(kind);
-      service = await startService(kind, {}, { dbUrl: (url) => withHosts(url, () => [`127.0.0.1:${proxy.port}`]) });
+      service = await startService({ kind, dbUrlFrom: (url) => withHosts(url, () => [`127.0.0.1:${proxy.port}`]) });
       client = new ApiClient(service.baseUrl);
       token = await client.token();
     }, 60_000);
@@ -171,7 +168,7 @@ forEachStore((kind) => {
 
   describe('the connection is lost halfway through the first migration', () => {
     let proxy: TcpProxy;
-    let service: RunningService;
+    let service: InProcessService;
 
     afterAll(async () => {
       await service?.stop();
@@ -183,7 +180,7 @@ forEachStore((kind) => {
       // The books table is created; the row recording it never arrives, the connections drop.
       const quote = kind === 'postgres' ? '"' : '`';
       proxy.cutOnceAt(`insert into ${quote}book_service_migrations${quote}`);
-      service = await startService(kind, {}, { dbUrl: (url) => withHosts(url, () => [`127.0.0.1:${proxy.port}`]) });
+      service = await startService({ kind, dbUrlFrom: (url) => withHosts(url, () => [`127.0.0.1:${proxy.port}`]) });
       expect(service.logs.join('')).toMatch(/failed halfway; retrying/);
       const client = new ApiClient(service.baseUrl);
       const token = await client.token();
@@ -193,7 +190,7 @@ forEachStore((kind) => {
   });
 
   describe('the first host listed is down at startup', () => {
-    let service: RunningService;
+    let service: InProcessService;
 
     afterAll(async () => {
       await service?.stop();
@@ -201,11 +198,11 @@ forEachStore((kind) => {
 
     it('the service starts on the next one and serves', async () => {
       const closedPort = await freePort();
-      service = await startService(kind, {}, { dbUrl: (url) => withHosts(url, (ownHost) => [`127.0.0.1:${closedPort}`, ownHost]) });
+      service = await startService({ kind, dbUrlFrom: (url) => withHosts(url, (ownHost) => [`127.0.0.1:${closedPort}`, ownHost]) });
       const client = new ApiClient(service.baseUrl);
       const token = await client.token();
       await client.createBook(token, { title: 'Started', author: 'Second Host', year: 2020 });
-      const nodes = await nodesInUse(client);
+      const nodes = await nodesInUse(client.baseUrl);
       expect(nodes[`127.0.0.1:${closedPort}`]).toBe(0);
       expect(Object.values(nodes).sort()).toEqual([0, 1]);
     });

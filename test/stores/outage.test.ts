@@ -6,19 +6,13 @@
 // DB_QUERY_TIMEOUT + 3 s, never a 500 or a dropped connection; the process stays up; once
 // the store is back, 2xx comes back by itself within 15 s and stays. Also: a service started
 // before its store waits for it (DB_CONNECT_TIMEOUT).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  attempt,
-  describeOutcome,
-  killAllChildServices,
-  sleep,
-  startChildService,
-  type ChildService,
-  type Outcome,
-} from '../helpers/child-service.js';
-import { login } from '../helpers/service.js';
-import { waitUntilAnswering } from '../helpers/process.js';
-import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
+import { attempt, describeOutcome, type Outcome } from '../helpers/client/attempt.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
+import { login } from '../helpers/client/api-client.js';
+import { createPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
+import { describeIf } from '../helpers/requirements.js';
 
 const QUERY_TIMEOUT_S = 2;
 /** DB_QUERY_TIMEOUT plus a margin: no request may take longer, outage or not. */
@@ -87,7 +81,7 @@ function summary(outcomes: Outcome[]): string {
   return [...counts].map(([key, count]) => `${key}: ${count}`).join('; ');
 }
 
-describeWithPrivatePostgres('PostgreSQL outage under traffic (private cluster)', () => {
+describeIf('pg-binaries')('PostgreSQL outage under traffic (private cluster)', () => {
   let cluster: PrivatePostgres;
 
   beforeAll(async () => {
@@ -137,7 +131,8 @@ describeWithPrivatePostgres('PostgreSQL outage under traffic (private cluster)',
     it(`${outage.name}: every request answers 2xx or the 503 envelope within ${MAX_RESPONSE_MS} ms, only 503 during the outage, the process stays up, 2xx comes back by itself`, async () => {
       if (!(await cluster.isRunning())) await cluster.start();
       const dbUrl = await cluster.createDatabase(outage.database);
-      const service: ChildService = await startChildService({
+      const service: ChildService = await startService({
+        childProcess: true,
         dbUrl,
         env: { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S) },
       });
@@ -215,7 +210,8 @@ describeWithPrivatePostgres('PostgreSQL outage under traffic (private cluster)',
 
   it('startup with the store not up yet (DB_CONNECT_TIMEOUT=20): the service waits, comes up when the store starts 2 s later, and answers', async () => {
     if (await cluster.isRunning()) await cluster.stop('fast');
-    const service = await startChildService({
+    const service = await startService({
+      childProcess: true,
       dbUrl: cluster.url,
       env: { DB_CONNECT_TIMEOUT: '20', DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S) },
       waitUntilUp: false,
@@ -225,7 +221,7 @@ describeWithPrivatePostgres('PostgreSQL outage under traffic (private cluster)',
       await sleep(2000);
       await service.assertAlive('before the store started (it must wait DB_CONNECT_TIMEOUT)');
       await cluster.start();
-      await waitUntilAnswering(service.baseUrl, service.process, 20_000);
+      await service.waitUntilUp(20_000);
       const token = await login(service.baseUrl);
       const created = await attempt(service.baseUrl, 'POST', '/book', {
         token,

@@ -1,13 +1,15 @@
 // PostgreSQL failover (issue 12) over a private primary with a synchronous standby
-// (test/helpers/private-postgres-replication.ts) and the built service as child processes,
+// (test/helpers/infra/postgres-replication.ts) and the built service as child processes,
 // DB_URL `postgres://…@primary,standby/db?target_session_attrs=read-write`: under write load
 // the primary crashes (SIGKILL), the standby is promoted; the instance serves writes again
 // within 30 s without a restart, answers only 2xx or the 503 envelope meanwhile, and every
 // write it acknowledged is on the promoted server. An instance listing the standby first
 // works on the primary (a read-only host is not usable with target_session_attrs=read-write)
 // and follows the promotion too.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { attempt, describeOutcome, killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
+import { attempt, describeOutcome } from '../helpers/client/attempt.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
 import {
   acknowledgedBooks,
   acknowledgedProblems,
@@ -18,10 +20,11 @@ import {
   startWriteLoad,
   summary,
   unexpected,
-  type Book,
-} from '../helpers/failover.js';
-import { describeWithPostgresReplication, startPostgresReplication, type PostgresReplication } from '../helpers/private-postgres-replication.js';
-import { login } from '../helpers/service.js';
+} from '../helpers/client/failover.js';
+import type { Book } from '../helpers/client/books.js';
+import { startPostgresReplication, type PostgresReplication } from '../helpers/infra/postgres-replication.js';
+import { login } from '../helpers/client/api-client.js';
+import { describeIf } from '../helpers/requirements.js';
 
 /** From the crash of the primary to writes served again through the promoted standby. */
 const FAILOVER_LIMIT_MS = 30_000;
@@ -29,7 +32,7 @@ const FAILOVER_LIMIT_MS = 30_000;
 const OUTAGE_MS = 3000;
 const QUERY_TIMEOUT_S = 3;
 
-describeWithPostgresReplication('PostgreSQL failover: primary + synchronous standby, DB_URL listing both with target_session_attrs=read-write', () => {
+describeIf('pg-binaries')('PostgreSQL failover: primary + synchronous standby, DB_URL listing both with target_session_attrs=read-write', () => {
   let replication: PostgresReplication;
   let primaryFirst: ChildService;
   let standbyFirst: ChildService;
@@ -41,8 +44,8 @@ describeWithPostgresReplication('PostgreSQL failover: primary + synchronous stan
     const database = 'books_failover';
     const url = await replication.createDatabase(database);
     const env = { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S), DB_CONNECT_TIMEOUT: String(QUERY_TIMEOUT_S) };
-    primaryFirst = await startChildService({ dbUrl: url, env });
-    standbyFirst = await startChildService({ dbUrl: replication.multiHostUrl(database, ['standby', 'primary']), env });
+    primaryFirst = await startService({ childProcess: true, dbUrl: url, env });
+    standbyFirst = await startService({ childProcess: true, dbUrl: replication.multiHostUrl(database, ['standby', 'primary']), env });
     token = await login(primaryFirst.baseUrl);
   }, 120_000);
 

@@ -7,18 +7,21 @@
 //     fence is lifted;
 //   - connections killed by the server (pg_terminate_backend) are logged as their code and
 //     message: no log line over 2 KB (pg's errors can drag the whole client object along).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import pg from 'pg';
-import { attempt, describeOutcome, killAllChildServices, sleep, startChildService, type ChildService } from '../helpers/child-service.js';
-import { waitFor } from '../helpers/failover.js';
-import { createPrivatePostgres, describeWithPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
-import { login } from '../helpers/service.js';
+import { attempt, describeOutcome } from '../helpers/client/attempt.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
+import { waitFor } from '../helpers/client/failover.js';
+import { createPrivatePostgres, type PrivatePostgres } from '../helpers/infra/postgres-cluster.js';
+import { login } from '../helpers/client/api-client.js';
+import { describeIf } from '../helpers/requirements.js';
 
 /** How soon a fenced node must be noticed (the issue's bound). */
 const NOTICE_LIMIT_MS = 2_000;
 const MAX_LOG_LINE_BYTES = 2_048;
 
-describeWithPrivatePostgres('the PostgreSQL node in use, watched (private cluster)', () => {
+describeIf('pg-binaries')('the PostgreSQL node in use, watched (private cluster)', () => {
   let cluster: PrivatePostgres;
   let databaseUrl: string;
   let service: ChildService;
@@ -46,7 +49,8 @@ describeWithPrivatePostgres('the PostgreSQL node in use, watched (private cluste
     cluster = await createPrivatePostgres();
     await cluster.start();
     databaseUrl = await cluster.createDatabase('books_watched');
-    service = await startChildService({
+    service = await startService({
+      childProcess: true,
       dbUrl: `${databaseUrl}?target_session_attrs=read-write`,
       env: { LOG_LEVEL: 'info', DB_QUERY_TIMEOUT: '2' },
     });

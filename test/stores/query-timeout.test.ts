@@ -3,12 +3,14 @@
 // database itself cancelled it, so once the lock is released the data is as before; reads of
 // other books go on meanwhile; and the connection that timed out never serves a stale or
 // stuck answer afterwards: the next requests on the same book answer at once.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createConnection, type Connection } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, startService, type RunningService } from '../helpers/service.js';
-import { SERVER_STORES, forEachStore, type StoreKind } from '../helpers/stores.js';
-import { sleep } from '../helpers/child-service.js';
+import { ApiClient } from '../helpers/client/api-client.js';
+import { startService, type InProcessService } from '../helpers/service/start-service.js';
+import { SERVER_STORES, type StoreKind } from '../helpers/stores/dialects.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
 
 const QUERY_TIMEOUT_S = 1;
 /** The 503 must come within this (the issue's bound: the limit plus half of it). */
@@ -70,13 +72,13 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 
 forEachStore((kind) => {
   describe(`DB_QUERY_TIMEOUT=${QUERY_TIMEOUT_S} and a lock held from another session`, () => {
-    let service: RunningService;
+    let service: InProcessService;
     let client: ApiClient;
     let token: string;
     let session: LockSession;
 
     beforeAll(async () => {
-      service = await startService(kind, { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S), LOG_LEVEL: 'warn' });
+      service = await startService({ kind: kind, env: { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S), LOG_LEVEL: 'warn' } });
       client = new ApiClient(service.baseUrl);
       token = await client.token();
       session = await openLockSession(kind, service.testStore.directUrl ?? service.testStore.url);
@@ -166,13 +168,13 @@ forEachStore((kind) => {
 
 forEachStore((kind) => {
   describe(`DB_QUERY_TIMEOUT=${QUERY_TIMEOUT_S} bounds the wait for a pooled connection (DB_POOL_MAX=1)`, () => {
-    let service: RunningService;
+    let service: InProcessService;
     let client: ApiClient;
     let token: string;
     let session: LockSession;
 
     beforeAll(async () => {
-      service = await startService(kind, { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S), DB_POOL_MAX: '1', LOG_LEVEL: 'warn' });
+      service = await startService({ kind: kind, env: { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S), DB_POOL_MAX: '1', LOG_LEVEL: 'warn' } });
       client = new ApiClient(service.baseUrl);
       token = await client.token();
       session = await openLockSession(kind, service.testStore.directUrl ?? service.testStore.url);

@@ -2,12 +2,13 @@
 // behind a load balancer (README: "several instances can share one database"): two service
 // processes on one PostgreSQL database share tokens (same SECRET_TOKEN) and books.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { attempt, killAllChildServices, startChildService, type ChildService } from '../helpers/child-service.js';
-import { login } from '../helpers/service.js';
-import { describeWithPostgres } from '../helpers/postgres-suite.js';
-import { createTestStore, type TestStore } from '../helpers/stores.js';
+import { attempt } from '../helpers/client/attempt.js';
+import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
+import { login } from '../helpers/client/api-client.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { describeIf } from '../helpers/requirements.js';
 
-describeWithPostgres('scale-out: two instances on one PostgreSQL database', () => {
+describeIf('postgres')('scale-out: two instances on one PostgreSQL database', () => {
   let store: TestStore;
   let a: ChildService;
   let b: ChildService;
@@ -15,8 +16,8 @@ describeWithPostgres('scale-out: two instances on one PostgreSQL database', () =
   beforeAll(async () => {
     store = await createTestStore('postgres');
     // One after the other: concurrent startup has its own test.
-    a = await startChildService({ dbUrl: store.url });
-    b = await startChildService({ dbUrl: store.url });
+    a = await startService({ childProcess: true, dbUrl: store.url });
+    b = await startService({ childProcess: true, dbUrl: store.url });
   }, 60_000);
 
   afterAll(async () => {

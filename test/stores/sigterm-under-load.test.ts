@@ -3,30 +3,20 @@
 // write is lost: every book answered with 201 is in the store when the service starts again.
 // Requests refused because the server was closing (connection refused or reset) were never
 // acknowledged, so they may or may not be stored.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  attempt,
-  describeOutcome,
-  killAllChildServices,
-  sleep,
-  startChildService,
-  type Outcome,
-} from '../helpers/child-service.js';
-import { login } from '../helpers/service.js';
-import { describeWithPostgres } from '../helpers/postgres-suite.js';
-import { createTestStore, type StoreKind, type TestStore } from '../helpers/stores.js';
+import { attempt, describeOutcome, type Outcome } from '../helpers/client/attempt.js';
+import { killAllChildServices, startService } from '../helpers/service/start-service.js';
+import { login } from '../helpers/client/api-client.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import type { StoreKind } from '../helpers/stores/dialects.js';
+import type { Book } from '../helpers/client/books.js';
+import { describeIf } from '../helpers/requirements.js';
 
 const LOOPS = 32;
 const LOAD_BEFORE_SIGTERM_MS = 1500;
 /** Transport failures that mean "not accepted": the server stopped listening or closed the connection. */
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
-
-interface Book {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
 
 function scenario(kind: StoreKind) {
   const stores: TestStore[] = [];
@@ -39,10 +29,10 @@ function scenario(kind: StoreKind) {
   it(`SIGTERM during ${LOOPS} concurrent POST /book loops: exit 0, every 201 book is stored after a restart`, async () => {
     const store = await createTestStore(kind);
     stores.push(store);
-    const service = await startChildService({ dbUrl: store.url });
+    const service = await startService({ childProcess: true, dbUrl: store.url });
     const token = await login(service.baseUrl);
 
-    const outcomes: Array<Outcome & { sent: { title: string; author: string; year: number } }> = [];
+    const outcomes: Array<Outcome & { sent: Omit<Book, 'id'> }> = [];
     let running = true;
     let exitedAt: number | undefined;
     void service.process.exited.then(() => {
@@ -107,7 +97,7 @@ function scenario(kind: StoreKind) {
     );
 
     // The same store, a new process: every acknowledged book is there, as acknowledged.
-    const again = await startChildService({ dbUrl: store.url });
+    const again = await startService({ childProcess: true, dbUrl: store.url });
     try {
       const list = await attempt(again.baseUrl, 'GET', '/books', { token: await login(again.baseUrl), timeoutMs: 20_000 });
       expect(list.status, list.error ?? list.text?.slice(0, 300)).toBe(200);
@@ -124,6 +114,6 @@ function scenario(kind: StoreKind) {
   }, 60_000);
 }
 
-describeWithPostgres('SIGTERM under load on a fresh PostgreSQL database', () => scenario('postgres'));
+describeIf('postgres')('SIGTERM under load on a fresh PostgreSQL database', () => scenario('postgres'));
 
 describe('SIGTERM under load on a SQLite file', () => scenario('sqlite'));

@@ -10,11 +10,13 @@
 // connection whose query timed out. Back in the pool, the connection ran the late `begin`
 // before the next request's SELECT, which then opened a snapshot; every later read on that
 // connection returned that snapshot (fresh, stale, fresh as requests met other connections).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep } from '../helpers/child-service.js';
-import { ApiClient, startService, type RunningService } from '../helpers/service.js';
-import { MYSQL_ADMIN_URL, forEachStore, withMysqlAdmin } from '../helpers/stores.js';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { ApiClient } from '../helpers/client/api-client.js';
+import { startService, type InProcessService } from '../helpers/service/start-service.js';
+import { MYSQL_ADMIN_URL, withMysqlAdmin } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/infra/tcp-proxy.js';
 
 const QUERY_TIMEOUT_S = 1;
 const STALL_MS = 3_000;
@@ -22,19 +24,19 @@ const STALL_MS = 3_000;
 forEachStore((kind) => {
   describe('a transaction whose begin is held up past DB_QUERY_TIMEOUT', () => {
     let proxy: TcpProxy;
-    let service: RunningService;
+    let service: InProcessService;
     let client: ApiClient;
     let token: string;
 
     beforeAll(async () => {
       const server = new URL(MYSQL_ADMIN_URL);
       proxy = await startTcpProxy(Number(server.port), server.hostname);
-      service = await startService(
+      service = await startService({
         kind,
         // Two connections, so that the one that timed out would soon serve another request.
-        { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S), DB_POOL_MAX: '2', LOG_LEVEL: 'warn' },
-        { dbUrl: (url) => url.replace(`@${new URL(url).host}/`, `@127.0.0.1:${proxy.port}/`) },
-      );
+        env: { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S), DB_POOL_MAX: '2', LOG_LEVEL: 'warn' },
+        dbUrlFrom: (url) => url.replace(`@${new URL(url).host}/`, `@127.0.0.1:${proxy.port}/`),
+      });
       client = new ApiClient(service.baseUrl);
       token = await client.token();
     });

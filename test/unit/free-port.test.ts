@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/process.js';
+import { freePort } from '../helpers/infra/free-port.js';
 
 const [ephemeralLow, ephemeralHigh] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
 

@@ -7,7 +7,7 @@ import { CompiledQuery } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteConnection, type SqliteConnection } from '../../src/store/sqlite/connection.js';
 import { GroupCommit, type TransactionalDatabase } from '../../src/store/sqlite/group-commit.js';
-import { openSqlite } from '../helpers/sqlite.js';
+import { openSqlite } from '../helpers/stores/sqlite.js';
 
 let dir: string;
 let sqlite: SqliteConnection;

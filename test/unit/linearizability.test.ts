@@ -1,7 +1,7 @@
-// The register linearizability checker (test/helpers/linearizability.ts) on hand-made
+// The register linearizability checker (test/helpers/linearizability/checker.ts) on hand-made
 // histories whose verdict is known, and on large generated ones (for speed).
 import { describe, expect, it } from 'vitest';
-import { checkRegisterHistory, type OpOutcome, type RegisterOp } from '../helpers/linearizability.js';
+import { checkRegisterHistory, type OpOutcome, type RegisterOp } from '../helpers/linearizability/checker.js';
 
 const INITIAL = new Map([['book', 'v0']]);
 

@@ -16,8 +16,10 @@ import { rethrowStoreError, StoreUnavailableError } from '../../src/store/errors
 import { classifyMysqlError, isMysqlStatementTimeout } from '../../src/store/mysql/errors.js';
 import { classifyPostgresError } from '../../src/store/postgres/errors.js';
 import { classifySqliteError } from '../../src/store/sqlite/errors.js';
-import { openSqlite } from '../helpers/sqlite.js';
-import { createTestStore, forEachStore, type StoreKind, type TestStore } from '../helpers/stores.js';
+import { openSqlite } from '../helpers/stores/sqlite.js';
+import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { forEachStore } from '../helpers/stores/for-each-store.js';
+import type { StoreKind } from '../helpers/stores/dialects.js';
 
 /** The error `work` throws (synchronously or by rejecting); fails the test when it succeeds. */
 async function failure(work: () => unknown): Promise<Error & Record<string, unknown>> {

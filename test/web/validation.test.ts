@@ -3,7 +3,7 @@
 // service stores it, so the person is never told "fine" by the page and "Invalid input" after.
 import { describe, expect, it } from 'vitest';
 import { readFields } from '../../web/src/books.js';
-import { useService } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
 
 const TEXTS: Array<[string, string]> = [
   ['one character', 'a'],

@@ -9,7 +9,8 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { WEB_UI_CSP } from '../../src/routes/web-ui.js';
-import { useService, type ApiClient } from '../helpers/service.js';
+import { useService } from '../helpers/service/start-service.js';
+import type { ApiClient } from '../helpers/client/api-client.js';
 
 /** What Chromium sends when it navigates to a page. */
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';

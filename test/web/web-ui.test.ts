@@ -5,15 +5,17 @@
 // ending (15 minutes, or a 401) with the half-filled form kept, and the failed-login 429 with its
 // wait. Every page is watched: no console error, no Content-Security-Policy violation, no page
 // error, no request to another origin. Screenshots at 360 and 1280 px go to test-artifacts/web-ui/.
-// Chromium: test/helpers/chromium.ts.
+// Chromium: test/helpers/infra/chromium.ts.
 import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEB_UI_CSP } from '../../src/routes/web-ui.js';
-import { describeWithChromium, launchChromium } from '../helpers/chromium.js';
-import { signHmac, nowSeconds } from '../helpers/forge-token.js';
-import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
-import { openSqlite } from '../helpers/sqlite.js';
+import { launchChromium } from '../helpers/infra/chromium.js';
+import { signHmac, nowSeconds } from '../helpers/client/tokens.js';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { useService } from '../helpers/service/start-service.js';
+import { openSqlite } from '../helpers/stores/sqlite.js';
+import { describeIf } from '../helpers/requirements.js';
 
 const ARTIFACTS = new URL('../../test-artifacts/web-ui/', import.meta.url);
 const TEST_TIMEOUT_MS = 30_000;
@@ -108,7 +110,7 @@ async function rows(page: Page): Promise<string[][]> {
     .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 4).map((td) => td.textContent ?? '')));
 }
 
-describeWithChromium('the web page in headless Chromium', () => {
+describeIf('chromium')('the web page in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
     browser = await launchChromium();

@@ -1,9 +1,9 @@
 // A Redis server of the test's own (never the shared one on 6379), on a free port, that a
-// test can stop and start again at will. Keeps nothing on disk.
+// test can stop and start again at will. Keeps nothing on disk. ioredis is loaded when used:
+// the gate (requirements.ts) loads this module in every suite for redisServerMissing().
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { Redis } from 'ioredis';
-import { freePort } from './process.js';
+import { freePort } from './free-port.js';
 
 const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
 
@@ -15,6 +15,7 @@ export function redisServerMissing(): string | undefined {
 
 /** Whether a Redis server answers PING at `url` now. */
 async function answers(url: string): Promise<boolean> {
+  const { Redis } = await import('ioredis');
   const client = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
   client.on('error', () => undefined); // a refused connection is the answer "no"
   try {
@@ -57,6 +58,7 @@ export async function createPrivateRedis(): Promise<PrivateRedis> {
       await exited;
     },
     async flush() {
+      const { Redis } = await import('ioredis');
       const client = new Redis(url, { maxRetriesPerRequest: 0 });
       try {
         await client.flushall();

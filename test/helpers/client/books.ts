@@ -1,10 +1,13 @@
-// Shared by the contract suites: the book shape and `:id` values that are not a book.
+// The one book type of the tests, and `:id` values that are not a book.
+import type { BookFields } from '../../../src/books/book.js';
 
-export interface Book {
+/**
+ * A book as tests read it over HTTP: the service's own fields (src/books/book.ts), with the id
+ * as JSON.parse gives it, a number (the service's StoredBook holds a bigint; read a response's
+ * text for ids above 2^53).
+ */
+export interface Book extends BookFields {
   id: number;
-  title: string;
-  author: string;
-  year: number;
 }
 
 /**

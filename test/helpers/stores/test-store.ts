@@ -1,33 +1,21 @@
-// A fresh, empty store per test suite, for every dialect that is reachable here.
-// Unreachable PostgreSQL/MySQL: the suite is skipped with a visible message, except under
-// CI=true, where an unreachable store is a failure.
-// `galera`: the contract suites run once more (as kind 'mysql') on the private 3-node Galera
-// cluster the global setup starts; see GALERA_SELECTED / GALERA_SUITES in private-galera.ts.
+// A fresh, empty store for a test: a SQLite file, or a database on the shared PostgreSQL or
+// MySQL server (TEST_POSTGRES_URL, TEST_MYSQL_URL), or, while a `galera` copy of a suite runs
+// (for-each-store.ts), a database on the shared Galera cluster the global setup starts.
+// Also: admin connections to those servers, and SQL run in a test store's own database.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
-import type { StoreSettings } from '../../src/store/open-store.js';
-import { describeStoreUrl, parseStoreUrl } from '../../src/store/store-url.js';
+import { inject } from 'vitest';
+import type { StoreSettings } from '../../../src/store/open-store.js';
+import { describeStoreUrl, parseStoreUrl } from '../../../src/store/store-url.js';
+import type { StoreKind } from './dialects.js';
 import { openSqlite } from './sqlite.js';
-import { describeWhenAvailable } from './ci.js';
-import { GALERA_SELECTED, GALERA_SUITES } from './private-galera.js';
-
-export type StoreKind = 'sqlite' | 'postgres' | 'mysql';
 
 export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const MYSQL_ADMIN_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
-
-/** `DIALECTS=sqlite,postgres` narrows the run, like Kysely's own test harness. */
-const ALL_STORE_KINDS: readonly StoreKind[] = ['sqlite', 'postgres', 'mysql'];
-export const STORE_KINDS: StoreKind[] = (process.env.DIALECTS ?? ALL_STORE_KINDS.join(','))
-  .split(',')
-  .map((kind) => kind.trim())
-  .filter((kind): kind is StoreKind => (ALL_STORE_KINDS as readonly string[]).includes(kind));
-
 
 export interface TestStore {
   kind: StoreKind;
@@ -43,7 +31,7 @@ function uniqueName(): string {
   return `books_test_${process.pid}_${randomBytes(4).toString('hex')}`;
 }
 
-export function withDatabase(adminUrl: string, database: string): string {
+function withDatabase(adminUrl: string, database: string): string {
   const url = new URL(adminUrl);
   url.pathname = `/${database}`;
   return url.toString();
@@ -148,53 +136,6 @@ export async function execInTestStore(testStore: TestStore, statement: string): 
   }
 }
 
-/** Undefined when the store answers, else why not. */
-async function unreachableReason(kind: StoreKind): Promise<string | undefined> {
-  try {
-    if (kind === 'postgres') await withPostgresAdmin((client) => client.query('select 1'));
-    if (kind === 'mysql') await withMysqlAdmin((connection) => connection.query('select 1'));
-    return undefined;
-  } catch (error) {
-    const where = kind === 'postgres' ? 'TEST_POSTGRES_URL' : 'TEST_MYSQL_URL';
-    return `${kind} unreachable (${where}): ${(error as Error).message || (error as { code?: string }).code}`;
-  }
-}
-
-const reachability = new Map<StoreKind, string | undefined>(
-  await Promise.all(STORE_KINDS.map(async (kind) => [kind, await unreachableReason(kind)] as const)),
-);
-
-/**
- * Runs `suite` once per store kind (of `only`, if given), inside `describe('<kind>')`. An unreachable store
- * skips its copy with a message, or fails it under CI.
- */
-export function forEachStore(suite: (kind: StoreKind) => void, only?: readonly StoreKind[]) {
-  const wanted = (kind: StoreKind) => only === undefined || only.includes(kind);
-  for (const kind of STORE_KINDS) {
-    if (wanted(kind)) describeWhenAvailable(kind, reachability.get(kind), () => suite(kind));
-  }
-  for (const kind of ALL_STORE_KINDS) {
-    if (!wanted(kind) || STORE_KINDS.includes(kind)) continue;
-    // Skipped on request: DIALECTS left this store out. Registered as a skipped suite so a file
-    // whose every store was left out still has one (Vitest fails a file without any suite).
-    describe.skip(`${kind} (not in DIALECTS)`, () => suite(kind));
-  }
-  // Galera speaks MySQL: a suite limited to other stores has no galera copy.
-  if (GALERA_SELECTED && (only === undefined || only.includes('mysql')) && GALERA_SUITES.test(expect.getState().testPath ?? '')) {
-    describeWhenAvailable('galera', galeraUnavailable(), () => {
-      // Registered first, so it runs before the suite's own hooks: every store the suite
-      // creates while this block runs is a database on the cluster.
-      beforeAll(() => {
-        galeraCopyRunning = true;
-      });
-      afterAll(() => {
-        galeraCopyRunning = false;
-      });
-      suite('mysql');
-    });
-  }
-}
-
 // ---- galera: the MySQL suites once more, on the private 3-node Galera cluster that the global
 // setup starts (test/global-setup.ts). The suite sees kind 'mysql' (it is MySQL's dialect); its
 // stores are databases on the cluster, and the service's DB_URL lists all three nodes, starting
@@ -202,11 +143,16 @@ export function forEachStore(suite: (kind: StoreKind) => void, only?: readonly S
 
 /** True while a `galera` copy of a suite runs (suites in one file run one after the other). */
 let galeraCopyRunning = false;
+/** Set by forEachStore around a `galera` copy: the stores created meanwhile are on the cluster. */
+export function setGaleraCopyRunning(running: boolean): void {
+  galeraCopyRunning = running;
+}
 let galeraStoreCount = 0;
 /** How long a worker waits for the cluster the global setup starts in the background. */
 const GALERA_WAIT_MS = 90_000;
 
-function galeraUnavailable(): string | undefined {
+/** Undefined when the global setup provided a shared Galera cluster, else why not. */
+export function sharedGaleraUnavailable(): string | undefined {
   const shared = inject('sharedGalera');
   if (shared === undefined) return 'a Galera cluster: the global setup (test/global-setup.ts) provided none';
   return 'unavailable' in shared ? `a private MariaDB Galera cluster: ${shared.unavailable}` : undefined;
@@ -214,7 +160,7 @@ function galeraUnavailable(): string | undefined {
 
 async function createGaleraStore(): Promise<TestStore> {
   const shared = inject('sharedGalera');
-  if (shared === undefined || 'unavailable' in shared) throw new Error(galeraUnavailable());
+  if (shared === undefined || 'unavailable' in shared) throw new Error(sharedGaleraUnavailable());
   const first = galeraStoreCount++ % shared.ports.length;
   const ports = [...shared.ports.slice(first), ...shared.ports.slice(0, first)];
   const name = uniqueName();
@@ -264,6 +210,3 @@ async function galeraAdmin(port: number) {
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
-
-/** The stores that are servers, not files: PostgreSQL and MySQL. */
-export const SERVER_STORES: readonly StoreKind[] = ['postgres', 'mysql'];

@@ -7,26 +7,14 @@
 // The setting is passed on the primary's command line only, never written to a file the
 // standby copies: a promoted standby with it would wait forever for a standby of its own.
 //
-// Like private-postgres.ts: throw-away clusters under a temp dir, as the `postgres` user when
-// root, binaries from TEST_PG_BIN; missing ones skip loudly (fail under CI=true).
+// Like postgres-cluster.ts: throw-away clusters under a temp dir, as the `postgres` user when
+// root, binaries from TEST_PG_BIN (describeIf('pg-binaries')).
 import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from './process.js';
-import { describeWhenAvailable } from './ci.js';
-import { IS_ROOT, PG_BIN, asPostgres, childrenOf, privatePostgresUnavailable, userIds } from './private-postgres.js';
-
-/** Undefined when a primary + standby pair can be made here, else why not. */
-export function postgresReplicationUnavailable(): string | undefined {
-  return privatePostgresUnavailable();
-}
-
-/** `describe(title, suite)` when a primary + standby can be made; otherwise a loud skip, or a failing test under CI. */
-export function describeWithPostgresReplication(title: string, suite: () => void) {
-  const reason = postgresReplicationUnavailable();
-  describeWhenAvailable(title, reason === undefined ? undefined : `a private PostgreSQL primary + standby: ${reason}`, suite);
-}
+import { freePort } from './free-port.js';
+import { IS_ROOT, PG_BIN, asPostgres, childrenOf, privatePostgresUnavailable, userIds } from './postgres-cluster.js';
 
 export interface PostgresServer {
   /** 'primary' or 'standby': the role each server was started in (the standby keeps its name once promoted). */
@@ -71,7 +59,7 @@ export interface PostgresReplication {
 
 /** Starts a primary and a synchronous standby streaming from it; resolves once the standby is `sync`. */
 export async function startPostgresReplication(): Promise<PostgresReplication> {
-  const reason = postgresReplicationUnavailable();
+  const reason = privatePostgresUnavailable();
   if (reason !== undefined) throw new Error(`cannot start a PostgreSQL primary + standby: ${reason}`);
   const began = Date.now();
   const root = mkdtempSync(join(tmpdir(), 'books-pg-repl-'));

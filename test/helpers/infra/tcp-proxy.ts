@@ -2,7 +2,7 @@
 // test can cut (every connection reset, the port closed, like a node that died) and restore
 // on the same port. Failover tests use it where a real cluster is not needed.
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { freePort } from './process.js';
+import { freePort } from './free-port.js';
 
 export interface TcpProxy {
   port: number;

@@ -1,11 +1,10 @@
-// Token forging for the authentication contract tests: well-formed tokens that the service
+// Token forging for the authentication, leak and fuzz tests: well-formed tokens that the service
 // must accept, and every kind of bad token it must refuse. Built with jose where jose can
 // build them, by hand (node:crypto) where a token is deliberately malformed.
 import { createHmac } from 'node:crypto';
 import { SignJWT, UnsecuredJWT, generateKeyPair, type JWTPayload } from 'jose';
-import { TEST_SECRET } from './service.js';
+import { TEST_SECRET } from './test-account.js';
 
-export const SECRET_KEY = new TextEncoder().encode(TEST_SECRET);
 /** A different secret of the same length class (≥ 32 bytes). */
 export const WRONG_SECRET = 'not-the-service-secret-but-just-as-long!!!!';
 
@@ -79,9 +78,4 @@ export function flipSignatureBit(token: string): string {
 /** Header and payload of a token, without its signature part (`header.payload`). */
 export function withoutSignaturePart(token: string): string {
   return token.split('.').slice(0, 2).join('.');
-}
-
-/** Replaces the signature part of `token` with the signature part of `donor`. */
-export function withSignatureOf(token: string, donor: string): string {
-  return `${withoutSignaturePart(token)}.${donor.split('.')[2] ?? ''}`;
 }

@@ -4,7 +4,7 @@
 // whether its decision is atomic, not how fast one request finished before the next began.
 import { expect } from 'vitest';
 import { rawExchange, requestBytes, type RawResponse } from './raw-http.js';
-import { TEST_USERNAME } from './service.js';
+import { TEST_USERNAME } from './test-account.js';
 
 export interface ConcurrentLoginOptions {
   /** X-Forwarded-For (the service must trust it: TRUST_PROXY=true). */

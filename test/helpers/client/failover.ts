@@ -1,16 +1,11 @@
 // Shared by the failover suites (Galera node loss, PostgreSQL primary loss): write load that
 // records every outcome with what it sent, the 503 envelope check, and the node in use as
 // `/metrics` reports it (book_store_node_in_use).
-import { attempt, describeOutcome, sleep, type Outcome } from './child-service.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { attempt, describeOutcome, type Outcome } from './attempt.js';
+import type { Book } from './books.js';
 
 export const UNAVAILABLE = { status: 503, message: 'Service unavailable', data: null };
-
-export interface Book {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
 
 export const isSuccess = (outcome: Outcome) => outcome.status === 200 || outcome.status === 201;
 

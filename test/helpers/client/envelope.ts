@@ -1,12 +1,14 @@
 // The one envelope check: every response, success or failure, is the JSON envelope
 // {status, message, data} with status equal to the HTTP status; an error has data null and
-// one of the fixed messages. expectEnvelope() also checks the exact status, message and data.
+// one of the fixed messages. expectEnvelope() also checks the exact status, message and data;
+// expectSuccessData() the shape of a success's data (a book, a list, a token).
 import { STATUS_CODES } from 'node:http';
 import { expect } from 'vitest';
 import type { RawResponse } from './raw-http.js';
-import type { ApiResponse } from './service.js';
+import type { ApiResponse } from './api-client.js';
+import type { Book } from './books.js';
 
-/** A response from the test client (service.ts) or from a raw socket (raw-http.ts). */
+/** A response from the test client (api-client.ts) or from a raw socket (raw-http.ts). */
 export type AnyResponse = ApiResponse | RawResponse;
 
 function normalize(response: AnyResponse): RawResponse {
@@ -51,13 +53,6 @@ export interface Envelope {
   data: unknown;
 }
 
-export interface BookData {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
-
 /**
  * The response is the JSON envelope: Content-Type application/json, exactly
  * {status, message, data}, status == HTTP status, never 5xx; an error has data null and a
@@ -94,4 +89,38 @@ export function expectEnvelope(response: AnyResponse, status: number, message: s
   expect(response.status).toBe(status);
   expect(envelope).toEqual({ status, message, data });
   return envelope;
+}
+
+/** A book object with exactly id, title, author, year and the right types. */
+export function expectBook(value: unknown, context = ''): Book {
+  expect(value !== null && typeof value === 'object' && !Array.isArray(value), `book is not an object ${context}`).toBe(true);
+  const book = value as Book;
+  expect(Object.keys(book).sort(), `book keys ${context}`).toEqual(BOOK_KEYS);
+  expect(Number.isInteger(book.id) && book.id > 0, `book id ${context}`).toBe(true);
+  expect(typeof book.title, `book title ${context}`).toBe('string');
+  expect(typeof book.author, `book author ${context}`).toBe('string');
+  expect(Number.isInteger(book.year), `book year ${context}`).toBe(true);
+  return book;
+}
+
+/** Checks the data of a 2xx envelope against the shape of its operation. */
+export function expectSuccessData(envelope: Envelope, operation: 'token' | 'book' | 'books' | 'null', context = ''): void {
+  switch (operation) {
+    case 'token': {
+      const data = envelope.data as Record<string, unknown>;
+      expect(data !== null && typeof data === 'object' && !Array.isArray(data), `token data ${context}`).toBe(true);
+      expect(Object.keys(data), `token data keys ${context}`).toEqual(['token']);
+      expect(typeof data.token, `token type ${context}`).toBe('string');
+      return;
+    }
+    case 'book':
+      expectBook(envelope.data, context);
+      return;
+    case 'books':
+      expect(Array.isArray(envelope.data), `books data ${context}`).toBe(true);
+      for (const book of envelope.data as unknown[]) expectBook(book, context);
+      return;
+    case 'null':
+      expect(envelope.data, `data ${context}`).toBeNull();
+  }
 }

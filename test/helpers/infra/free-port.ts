@@ -1,31 +1,7 @@
-// Runs the built entry point (dist/main.js) as a child process, as `npm start` does.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Ports for the servers tests start (private clusters, proxies, child services).
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
-
-export const MAIN_JS = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
-
-export interface ServiceProcess {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  /** Resolves with the exit code (or signal name). */
-  exited: Promise<number | string>;
-}
-
-export function spawnService(env: Record<string, string | undefined>, cwd: string): ServiceProcess {
-  const cleanEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
-  for (const [key, value] of Object.entries(env)) if (value !== undefined) cleanEnv[key] = value;
-  const child = spawn(process.execPath, [MAIN_JS], { cwd, env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
 
 /**
  * A free TCP port on 127.0.0.1 for a server that a test starts a moment later, taken below the
@@ -75,19 +51,4 @@ async function canListen(port: number): Promise<boolean> {
   } finally {
     server.close();
   }
-}
-
-/** Polls until the service answers on `baseUrl`, or throws after `timeoutMs`. */
-export async function waitUntilAnswering(baseUrl: string, service: ServiceProcess, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (service.child.exitCode !== null) throw new Error(`service exited: ${service.stderr()}`);
-    try {
-      await fetch(`${baseUrl}/books`);
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  throw new Error(`service did not answer within ${timeoutMs} ms: ${service.stderr()}`);
 }

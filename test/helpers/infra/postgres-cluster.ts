@@ -2,8 +2,8 @@
 // at will (outages, late starts), unlike the shared server the contract suites use.
 // initdb refuses to run as root, so when the tests run as root the cluster belongs to the
 // `postgres` user and every command runs through `runuser -u postgres`.
-// Binaries: TEST_PG_BIN (default /usr/lib/postgresql/15/bin). Missing binaries skip the suite
-// with a visible warning, except under CI=true, where they fail it.
+// Binaries: TEST_PG_BIN (default /usr/lib/postgresql/15/bin). Missing binaries:
+// describeIf('pg-binaries') skips the suite (requirements.ts).
 import { execFile } from 'node:child_process';
 import { accessSync, chownSync, constants, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,8 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from './process.js';
-import { describeWhenAvailable } from './ci.js';
+import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
 
@@ -42,15 +41,6 @@ export function privatePostgresUnavailable(): string | undefined {
     }
   }
   return undefined;
-}
-
-/**
- * `describe(title, suite)` when a private cluster can be made; otherwise a loud skip, or a
- * failing test under CI.
- */
-export function describeWithPrivatePostgres(title: string, suite: () => void) {
-  const reason = privatePostgresUnavailable();
-  describeWhenAvailable(title, reason === undefined ? undefined : `a private PostgreSQL cluster: ${reason}`, suite);
 }
 
 export interface PrivatePostgres {

@@ -17,16 +17,15 @@
 //
 // Binaries: TEST_MARIADBD (default /usr/sbin/mariadbd), TEST_MARIADB_INSTALL_DB
 // (mariadb-install-db on PATH), TEST_GALERA_PROVIDER (default /usr/lib/galera/libgalera_smm.so),
-// rsync and wsrep_sst_rsync on PATH. Missing ones skip the suite with a visible warning,
-// except under CI=true, where they fail it.
+// rsync and wsrep_sst_rsync on PATH. Missing ones: describeIf('galera-binaries') skips the suite
+// (requirements.ts).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
-import { describeWhenAvailable } from './ci.js';
-import { freePort } from './process.js';
+import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
 
@@ -72,15 +71,6 @@ export function privateGaleraUnavailable(): string | undefined {
   }
   if (IS_ROOT && mysqlUserIds() === undefined) return 'running as root and there is no mysql user in /etc/passwd to run mariadbd as';
   return undefined;
-}
-
-/**
- * `describe(title, suite)` when a private Galera cluster can be made; otherwise a loud skip,
- * or a failing test under CI.
- */
-export function describeWithPrivateGalera(title: string, suite: () => void) {
-  const reason = privateGaleraUnavailable();
-  describeWhenAvailable(title, reason === undefined ? undefined : `a private MariaDB Galera cluster: ${reason}`, suite);
 }
 
 export interface GaleraNode {
@@ -155,35 +145,6 @@ export interface PrivateGaleraOptions {
   extraArgs?: string[];
   /** Called once the ports are chosen, before anything starts (to hand them out early). */
   onNodes?: (nodes: readonly GaleraNode[]) => void;
-}
-
-/**
- * The `galera` copy of the store suites (test/helpers/stores.ts): runs unless DIALECTS is set
- * without `galera`, and only for test files matching GALERA_SUITES (a regular expression on
- * the file path). Default: the contract suites that go through the store, create, get, list,
- * update and delete (the others test tokens and HTTP framing, the same on every store; a full
- * copy costs ~1 min more of `npm test`). `GALERA_SUITES='/test/contract/(?!book-ids)'` runs
- * them all but book-ids, whose "the next id is the one after AUTO_INCREMENT" does not hold on Galera
- * (each node hands out ids in steps of the cluster size from its own offset).
- */
-export const GALERA_SELECTED =
-  process.env.DIALECTS === undefined ||
-  process.env.DIALECTS.split(',')
-    .map((kind) => kind.trim())
-    .includes('galera');
-export const GALERA_SUITES = new RegExp(process.env.GALERA_SUITES ?? '[\\\\/]test[\\\\/]contract[\\\\/](create|get|list|update|delete)-books?\\.test\\.ts$');
-
-/**
- * What the global setup (test/global-setup.ts) hands the test workers about the shared cluster
- * it starts for the `galera` copies of the contract suites (test/helpers/stores.ts): the nodes'
- * MySQL ports, or why there is no cluster.
- */
-export type SharedGalera = { ports: number[] } | { unavailable: string };
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    sharedGalera: SharedGalera;
-  }
 }
 
 /** Starts a new cluster of `size` nodes (default 3) and resolves once all are Synced. */

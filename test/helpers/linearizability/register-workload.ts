@@ -1,12 +1,12 @@
 // A Jepsen-style register workload against running service instances: K books are the
 // registers (their title the value); C clients, each with one request in flight, pick a random
 // book and a random instance and either PUT a new, unique title or GET the book, recording
-// every operation for the linearizability checker (test/helpers/linearizability.ts).
+// every operation for the linearizability checker (checker.ts).
 import { Agent, request } from 'node:http';
-import type { RegisterOp } from './linearizability.js';
-import { login } from './service.js';
-import { nodesInUse } from './failover.js';
-import { sleep } from './child-service.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RegisterOp } from './checker.js';
+import { login } from '../client/api-client.js';
+import { nodesInUse } from '../client/failover.js';
 
 export interface WorkloadInstance {
   /** How the instance is named in explanations (e.g. "galera2", "multi"). */
