@@ -8,9 +8,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import DataLoader from 'dataloader';
 import { sql } from 'kysely';
-import { BOOK_COLUMNS, type BookFields, type StoredBook } from '../books/book.js';
+import type { BookFields, StoredBook } from '../books/book.js';
 import type { BookPage, BookStore, NodeUse, PoolStats } from './book-store.js';
-import { bind, toStoredBook } from './books-table.js';
 import type { BookStoreDriver } from './driver.js';
 import { StatementRefusedError, StoreUnavailableError, rethrowStoreError } from './errors.js';
 
@@ -24,9 +23,6 @@ const MAX_IDS_PER_READ = 64;
 const MAX_BOOKS_PER_INSERT = 64;
 
 export class BookRepository implements BookStore {
-  // The hot queries, built and compiled once instead of on every request.
-  private readonly selectById;
-  private readonly deleteById;
   /** GET /book/:id on a database across a network: the reads of one turn in one query. */
   private readonly booksById: DataLoader<bigint, StoredBook | undefined> | undefined;
   /** List pages asked for together: one query per distinct page (`afterId:limit`). */
@@ -35,8 +31,6 @@ export class BookRepository implements BookStore {
   private readonly inserts: DataLoader<BookFields, StoredBook> | undefined;
 
   constructor(private readonly driver: BookStoreDriver) {
-    this.selectById = driver.db.selectFrom('books').select(BOOK_COLUMNS).where('id', '=', 0n).compile();
-    this.deleteById = driver.db.deleteFrom('books').where('id', '=', 0n).compile();
     const { selectByIds } = driver;
     // Requests that arrive together (the HTTP server answers a turn's requests together) ask
     // for their books in one round trip instead of one each: one pooled connection, one write
@@ -47,10 +41,7 @@ export class BookRepository implements BookStore {
       new DataLoader(
         async (ids: readonly bigint[]) => {
           const found = new Map<bigint, StoredBook>();
-          for (const row of (await selectByIds(ids)).rows) {
-            const book = toStoredBook(row);
-            found.set(book.id, book);
-          }
+          for (const book of await selectByIds(ids)) found.set(book.id, book);
           return ids.map((id) => found.get(id));
         },
         { cache: false, maxBatchSize: MAX_IDS_PER_READ },
@@ -62,7 +53,7 @@ export class BookRepository implements BookStore {
         const queries = new Map<string, Promise<BookPage>>();
         for (const key of new Set(keys)) {
           const [afterId, limit] = key.split(':');
-          queries.set(key, this.readPage(BigInt(afterId!), Number(limit)));
+          queries.set(key, this.driver.selectPage(BigInt(afterId!), Number(limit)));
         }
         // One failed page fails only the requests that asked for it.
         return Promise.all(keys.map((key) => queries.get(key)!.catch((error: unknown) => toError(error))));
@@ -89,9 +80,9 @@ export class BookRepository implements BookStore {
   ): Promise<(StoredBook | Error)[]> {
     const insertAlone = (book: BookFields) => this.insertOne(book).catch(toError);
     if (books.length === 1) return [await insertAlone(books[0]!)];
-    let rows;
+    let stored;
     try {
-      rows = (await insertBooks(books)).rows;
+      stored = await insertBooks(books);
     } catch (error) {
       // Refused by the database: rolled back, so each book can be tried alone. Anything else
       // (a conflict, a lost store, a timeout after which the INSERT may yet commit) is every
@@ -100,8 +91,7 @@ export class BookRepository implements BookStore {
       return books.map(() => toError(error));
     }
     const written = new Map<string, StoredBook[]>();
-    for (const row of rows) {
-      const book = toStoredBook(row);
+    for (const book of stored) {
       const key = fieldsKey(book);
       const same = written.get(key);
       if (same) same.push(book);
@@ -110,12 +100,8 @@ export class BookRepository implements BookStore {
     return books.map((book) => written.get(fieldsKey(book))?.shift() ?? new Error('a batched insert returned fewer rows than it wrote'));
   }
 
-  private async insertOne(values: BookFields): Promise<StoredBook> {
-    return this.driver.insertedBook(await this.driver.insertBook(values), values);
-  }
-
-  private async readPage(afterId: bigint, limit: number): Promise<BookPage> {
-    return this.driver.decodePage((await this.driver.selectPage(afterId, limit)).rows);
+  private insertOne(values: BookFields): Promise<StoredBook> {
+    return this.driver.insertBook(values);
   }
 
   /**
@@ -155,11 +141,7 @@ export class BookRepository implements BookStore {
 
   async get(id: bigint): Promise<StoredBook | undefined> {
     const { booksById } = this;
-    if (booksById) return this.run(() => booksById.load(id));
-    return this.run(async () => {
-      const row = (await this.driver.read(bind(this.selectById, [id]))).rows[0];
-      return row && toStoredBook(row);
-    });
+    return this.run(() => (booksById ? booksById.load(id) : this.driver.selectBook(id)));
   }
 
   async update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined> {
@@ -168,17 +150,11 @@ export class BookRepository implements BookStore {
     if (changes.author !== undefined) values.author = changes.author;
     if (changes.year !== undefined) values.year = changes.year;
     if (Object.keys(values).length === 0) return this.get(id);
-    return this.run(async () => {
-      const row = (await this.driver.updateBook(id, values)).rows[0];
-      return row && toStoredBook(row);
-    });
+    return this.run(() => this.driver.updateBook(id, values));
   }
 
   async delete(id: bigint): Promise<boolean> {
-    return this.run(async () => {
-      const result = await this.driver.write(bind(this.deleteById, [id]));
-      return (result.numAffectedRows ?? 0n) > 0n;
-    });
+    return this.run(() => this.driver.deleteBook(id));
   }
 
   async ping(): Promise<void> {
