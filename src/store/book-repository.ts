@@ -1,21 +1,17 @@
 // The BookStore: the book operations, the same for every database. What differs between
 // databases (how a query runs, inserts, updates, the list page, errors) is the driver's.
 // A conflict (deadlock, serialization failure, a Galera certification failure) rolled the
-// work back: it is run again, a few times with growing pauses, before the client sees a 503.
+// work back: it is run again (CONFLICTS in retry.ts) before the client sees a 503.
 // Reads asked for together share queries (DataLoader, no cache): the books of one turn's
 // GET /book/:id requests in one query on PostgreSQL and MySQL, and one query per distinct
 // list page on every store. Creates asked for together on PostgreSQL are one INSERT.
-import { setTimeout as sleep } from 'node:timers/promises';
 import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import type { BookFields, StoredBook } from '../books/book.js';
 import type { BookPage, BookStore, NodeUse, PoolStats } from './book-store.js';
 import type { BookStoreDriver } from './driver.js';
 import { StatementRefusedError, StoreUnavailableError, rethrowStoreError } from './errors.js';
-
-/** Runs after a conflict; the pause before run n is about 5 ms × 2^(n-1), jittered. */
-const CONFLICT_RETRIES = 6;
-const FIRST_CONFLICT_PAUSE_MS = 5;
+import { CONFLICTS, retrier, type Retrier } from './retry.js';
 
 /** Most ids one batched read asks for; more requests in one turn make several queries. */
 const MAX_IDS_PER_READ = 64;
@@ -29,8 +25,21 @@ export class BookRepository implements BookStore {
   private readonly pages: DataLoader<string, BookPage>;
   /** POST /book where the database returns each inserted row: one turn's books in one INSERT. */
   private readonly inserts: DataLoader<BookFields, StoredBook> | undefined;
+  /**
+   * Runs work, again after a conflict (CONFLICTS). Then 503 when the store cannot be reached or
+   * the conflicts did not stop, the error itself (500) otherwise.
+   */
+  private readonly conflicts: Retrier;
 
   constructor(private readonly driver: BookStoreDriver) {
+    const classify = driver.classifyError;
+    this.conflicts = retrier(CONFLICTS, {
+      classify,
+      giveUp(error) {
+        if (classify(error) === 'conflict') throw new StoreUnavailableError({ cause: error });
+        return rethrowStoreError(error, classify);
+      },
+    });
     const { selectByIds } = driver;
     // Requests that arrive together (the HTTP server answers a turn's requests together) ask
     // for their books in one round trip instead of one each: one pooled connection, one write
@@ -104,23 +113,6 @@ export class BookRepository implements BookStore {
     return this.driver.insertBook(values);
   }
 
-  /**
-   * Runs `work`, again after a conflict. Then 503 when the store cannot be reached or the
-   * conflicts did not stop, the error itself (500) otherwise.
-   */
-  private async run<T>(work: () => Promise<T>): Promise<T> {
-    for (let retry = 0; ; retry += 1) {
-      try {
-        return await work();
-      } catch (error) {
-        if (this.driver.classifyError(error) !== 'conflict') return rethrowStoreError(error, this.driver.classifyError);
-        if (retry === CONFLICT_RETRIES) throw new StoreUnavailableError({ cause: error });
-        // Full jitter: instances that collided once do not collide again in step.
-        await sleep(Math.random() * FIRST_CONFLICT_PAUSE_MS * 2 ** retry);
-      }
-    }
-  }
-
   poolStats(): PoolStats | undefined {
     return this.driver.poolStats();
   }
@@ -132,16 +124,16 @@ export class BookRepository implements BookStore {
   async create(fields: BookFields): Promise<StoredBook> {
     const values = { title: fields.title, author: fields.author, year: fields.year };
     const { inserts } = this;
-    return this.run(() => (inserts ? inserts.load(values) : this.insertOne(values)));
+    return this.conflicts.run(() => (inserts ? inserts.load(values) : this.insertOne(values)));
   }
 
   async listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
-    return this.run(() => this.pages.load(`${afterId}:${limit}`));
+    return this.conflicts.run(() => this.pages.load(`${afterId}:${limit}`));
   }
 
   async get(id: bigint): Promise<StoredBook | undefined> {
     const { booksById } = this;
-    return this.run(() => (booksById ? booksById.load(id) : this.driver.selectBook(id)));
+    return this.conflicts.run(() => (booksById ? booksById.load(id) : this.driver.selectBook(id)));
   }
 
   async update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined> {
@@ -150,15 +142,15 @@ export class BookRepository implements BookStore {
     if (changes.author !== undefined) values.author = changes.author;
     if (changes.year !== undefined) values.year = changes.year;
     if (Object.keys(values).length === 0) return this.get(id);
-    return this.run(() => this.driver.updateBook(id, values));
+    return this.conflicts.run(() => this.driver.updateBook(id, values));
   }
 
   async delete(id: bigint): Promise<boolean> {
-    return this.run(() => this.driver.deleteBook(id));
+    return this.conflicts.run(() => this.driver.deleteBook(id));
   }
 
   async ping(): Promise<void> {
-    await this.run(() => sql`select 1`.execute(this.driver.db));
+    await this.conflicts.run(() => sql`select 1`.execute(this.driver.db));
   }
 
   async close(): Promise<void> {
