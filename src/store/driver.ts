@@ -1,6 +1,6 @@
 // The one interface every database module implements. All that differs between SQLite,
 // PostgreSQL and MySQL lives behind it, in src/store/<kind>/; the repository
-// (book-repository.ts) and the migrations use only this. Each of its
+// (book-repository.ts), its batching layer and the migrations use only this. Each of its
 // book operations is one method that answers with books, pages and flags, never rows.
 import type { ColumnBuilderCallback, ColumnDataType, Expression, Kysely, RawBuilder } from 'kysely';
 import type { Logger } from 'pino';
@@ -70,7 +70,7 @@ export interface BookStoreDriver {
   /**
    * The books with these ids (any order, the missing ones left out), in one query. Given by
    * the databases across a network: the books that requests arriving together ask for are
-   * read in one round trip (see book-repository.ts). Left out by SQLite, whose reads are
+   * read in one round trip (see batched-book-store.ts). Left out by SQLite, whose reads are
    * synchronous calls.
    */
   selectByIds?(ids: readonly bigint[]): Promise<StoredBook[]>;

@@ -2,6 +2,7 @@
 // Any failure here is a StoreStartupError: the service does not start.
 import { Migrator, sql } from 'kysely';
 import type { Logger } from 'pino';
+import { BatchedBookStore } from './batched-book-store.js';
 import { BookRepository } from './book-repository.js';
 import type { BookStore } from './book-store.js';
 import type { BookStoreDriver, DriverOptions } from './driver.js';
@@ -9,6 +10,7 @@ import { newLeaseHolder, withMigrationLease, type LeaseOptions } from './migrati
 import { describeDriverError } from './errors.js';
 import { migrationsFor } from './migrations/index.js';
 import { MIGRATIONS_CUT_SHORT, STORE_NOT_UP_YET, retrier, retriesOn } from './retry.js';
+import { RetryingBookStore } from './retrying-book-store.js';
 import { StoreStartupError } from './startup-error.js';
 import { openDriver, type StoreConfig } from './store-url.js';
 
@@ -69,7 +71,16 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
     await driver.close().catch(() => undefined);
     throw error instanceof StoreStartupError ? error : migrationFailed(error, options);
   }
-  return new BookRepository(driver);
+  return bookStoreOn(driver);
+}
+
+/**
+ * The BookStore over an open driver, in layers: the book operations; around them, requests
+ * that arrive together sharing queries; around that, conflicts retried, so that each request's
+ * share of a batch is retried on its own (and a 503 decided).
+ */
+export function bookStoreOn(driver: BookStoreDriver): BookStore {
+  return new RetryingBookStore(new BatchedBookStore(new BookRepository(driver), driver), driver.classifyError);
 }
 
 /**
