@@ -1,138 +1,43 @@
-// The BookStore: the book operations, the same for every database. What differs between
-// databases (how a query runs, inserts, updates, the list page, errors) is the driver's.
-// A conflict (deadlock, serialization failure, a Galera certification failure) rolled the
-// work back: it is run again, a few times with growing pauses, before the client sees a 503.
-// Reads asked for together share queries (DataLoader, no cache): the books of one turn's
-// GET /book/:id requests in one query on PostgreSQL and MySQL, and one query per distinct
-// list page on every store. Creates asked for together on PostgreSQL are one INSERT.
-import { setTimeout as sleep } from 'node:timers/promises';
-import DataLoader from 'dataloader';
+// The book operations over a BookStoreDriver, the same for every database: what differs
+// between databases is the driver's. Nothing else: requests that arrive together share
+// queries in batched-book-store.ts, conflicts are retried in retrying-book-store.ts, and
+// open-store.ts puts the three together.
 import { sql } from 'kysely';
-import { BOOK_COLUMNS, type BookFields, type StoredBook } from '../books/book.js';
+import type { BookFields, StoredBook } from '../books/book.js';
 import type { BookPage, BookStore, NodeUse, PoolStats } from './book-store.js';
-import { bind, toStoredBook } from './books-table.js';
 import type { BookStoreDriver } from './driver.js';
-import { StatementRefusedError, StoreUnavailableError, rethrowStoreError } from './errors.js';
-
-/** Runs after a conflict; the pause before run n is about 5 ms × 2^(n-1), jittered. */
-const CONFLICT_RETRIES = 6;
-const FIRST_CONFLICT_PAUSE_MS = 5;
-
-/** Most ids one batched read asks for; more requests in one turn make several queries. */
-const MAX_IDS_PER_READ = 64;
-/** Most books one batched insert writes. */
-const MAX_BOOKS_PER_INSERT = 64;
 
 export class BookRepository implements BookStore {
-  // The hot queries, built and compiled once instead of on every request.
-  private readonly selectById;
-  private readonly deleteById;
-  /** GET /book/:id on a database across a network: the reads of one turn in one query. */
-  private readonly booksById: DataLoader<bigint, StoredBook | undefined> | undefined;
-  /** List pages asked for together: one query per distinct page (`afterId:limit`). */
-  private readonly pages: DataLoader<string, BookPage>;
-  /** POST /book where the database returns each inserted row: one turn's books in one INSERT. */
-  private readonly inserts: DataLoader<BookFields, StoredBook> | undefined;
+  constructor(private readonly driver: BookStoreDriver) {}
 
-  constructor(private readonly driver: BookStoreDriver) {
-    this.selectById = driver.db.selectFrom('books').select(BOOK_COLUMNS).where('id', '=', 0n).compile();
-    this.deleteById = driver.db.deleteFrom('books').where('id', '=', 0n).compile();
-    const { selectByIds } = driver;
-    // Requests that arrive together (the HTTP server answers a turn's requests together) ask
-    // for their books in one round trip instead of one each: one pooled connection, one write
-    // and one read on its socket, one result to parse. No cache: each batch is a new query,
-    // sent after every request in it arrived, so it sees every write acknowledged before.
-    this.booksById =
-      selectByIds &&
-      new DataLoader(
-        async (ids: readonly bigint[]) => {
-          const found = new Map<bigint, StoredBook>();
-          for (const row of (await selectByIds(ids)).rows) {
-            const book = toStoredBook(row);
-            found.set(book.id, book);
-          }
-          return ids.map((id) => found.get(id));
-        },
-        { cache: false, maxBatchSize: MAX_IDS_PER_READ },
-      );
-    // Clients that list the collection at the same moment (a dashboard on many screens, a
-    // retry storm) get the page one query read, started after each of them asked.
-    this.pages = new DataLoader(
-      async (keys: readonly string[]) => {
-        const queries = new Map<string, Promise<BookPage>>();
-        for (const key of new Set(keys)) {
-          const [afterId, limit] = key.split(':');
-          queries.set(key, this.readPage(BigInt(afterId!), Number(limit)));
-        }
-        // One failed page fails only the requests that asked for it.
-        return Promise.all(keys.map((key) => queries.get(key)!.catch((error: unknown) => toError(error))));
-      },
-      { cache: false },
-    );
-    const { insertBooks } = driver;
-    this.inserts =
-      insertBooks &&
-      new DataLoader((books: readonly BookFields[]) => this.insertTogether(books, insertBooks), {
-        cache: false,
-        maxBatchSize: MAX_BOOKS_PER_INSERT,
-      });
+  create(fields: BookFields): Promise<StoredBook> {
+    return this.driver.insertBook(fields);
   }
 
-  /**
-   * The books in one INSERT (one commit); each request gets a row with its own fields (rows
-   * with equal fields are interchangeable). When the database refused the statement (one book
-   * it cannot store), each book is inserted alone, so only that book's request fails.
-   */
-  private async insertTogether(
-    books: readonly BookFields[],
-    insertBooks: NonNullable<BookStoreDriver['insertBooks']>,
-  ): Promise<(StoredBook | Error)[]> {
-    const insertAlone = (book: BookFields) => this.insertOne(book).catch(toError);
-    if (books.length === 1) return [await insertAlone(books[0]!)];
-    let rows;
-    try {
-      rows = (await insertBooks(books)).rows;
-    } catch (error) {
-      // Refused by the database: rolled back, so each book can be tried alone. Anything else
-      // (a conflict, a lost store, a timeout after which the INSERT may yet commit) is every
-      // request's answer, which `run` turns into a retry or a 503.
-      if (error instanceof StatementRefusedError) return Promise.all(books.map(insertAlone));
-      return books.map(() => toError(error));
-    }
-    const written = new Map<string, StoredBook[]>();
-    for (const row of rows) {
-      const book = toStoredBook(row);
-      const key = fieldsKey(book);
-      const same = written.get(key);
-      if (same) same.push(book);
-      else written.set(key, [book]);
-    }
-    return books.map((book) => written.get(fieldsKey(book))?.shift() ?? new Error('a batched insert returned fewer rows than it wrote'));
+  listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
+    return this.driver.selectPage(afterId, limit);
   }
 
-  private async insertOne(values: BookFields): Promise<StoredBook> {
-    return this.driver.insertedBook(await this.driver.insertBook(values), values);
+  get(id: bigint): Promise<StoredBook | undefined> {
+    return this.driver.selectBook(id);
   }
 
-  private async readPage(afterId: bigint, limit: number): Promise<BookPage> {
-    return this.driver.decodePage((await this.driver.selectPage(afterId, limit)).rows);
+  update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined> {
+    // Only the book's own fields, and only those given: nothing to write is a read.
+    const values: Partial<BookFields> = {};
+    if (changes.title !== undefined) values.title = changes.title;
+    if (changes.author !== undefined) values.author = changes.author;
+    if (changes.year !== undefined) values.year = changes.year;
+    if (Object.keys(values).length === 0) return this.get(id);
+    return this.driver.updateBook(id, values);
   }
 
-  /**
-   * Runs `work`, again after a conflict. Then 503 when the store cannot be reached or the
-   * conflicts did not stop, the error itself (500) otherwise.
-   */
-  private async run<T>(work: () => Promise<T>): Promise<T> {
-    for (let retry = 0; ; retry += 1) {
-      try {
-        return await work();
-      } catch (error) {
-        if (this.driver.classifyError(error) !== 'conflict') return rethrowStoreError(error, this.driver.classifyError);
-        if (retry === CONFLICT_RETRIES) throw new StoreUnavailableError({ cause: error });
-        // Full jitter: instances that collided once do not collide again in step.
-        await sleep(Math.random() * FIRST_CONFLICT_PAUSE_MS * 2 ** retry);
-      }
-    }
+  delete(id: bigint): Promise<boolean> {
+    return this.driver.deleteBook(id);
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.driver.db);
   }
 
   poolStats(): PoolStats | undefined {
@@ -143,58 +48,7 @@ export class BookRepository implements BookStore {
     return this.driver.nodeUse();
   }
 
-  async create(fields: BookFields): Promise<StoredBook> {
-    const values = { title: fields.title, author: fields.author, year: fields.year };
-    const { inserts } = this;
-    return this.run(() => (inserts ? inserts.load(values) : this.insertOne(values)));
+  close(): Promise<void> {
+    return this.driver.close();
   }
-
-  async listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
-    return this.run(() => this.pages.load(`${afterId}:${limit}`));
-  }
-
-  async get(id: bigint): Promise<StoredBook | undefined> {
-    const { booksById } = this;
-    if (booksById) return this.run(() => booksById.load(id));
-    return this.run(async () => {
-      const row = (await this.driver.read(bind(this.selectById, [id]))).rows[0];
-      return row && toStoredBook(row);
-    });
-  }
-
-  async update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined> {
-    const values: Partial<BookFields> = {};
-    if (changes.title !== undefined) values.title = changes.title;
-    if (changes.author !== undefined) values.author = changes.author;
-    if (changes.year !== undefined) values.year = changes.year;
-    if (Object.keys(values).length === 0) return this.get(id);
-    return this.run(async () => {
-      const row = (await this.driver.updateBook(id, values)).rows[0];
-      return row && toStoredBook(row);
-    });
-  }
-
-  async delete(id: bigint): Promise<boolean> {
-    return this.run(async () => {
-      const result = await this.driver.write(bind(this.deleteById, [id]));
-      return (result.numAffectedRows ?? 0n) > 0n;
-    });
-  }
-
-  async ping(): Promise<void> {
-    await this.run(() => sql`select 1`.execute(this.driver.db));
-  }
-
-  async close(): Promise<void> {
-    await this.driver.close();
-  }
-}
-
-/** DataLoader answers a key with an Error instance by rejecting that key's load with it. */
-function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error), { cause: error });
-}
-
-function fieldsKey(book: BookFields): string {
-  return JSON.stringify([book.title, book.author, book.year]);
 }

@@ -3,14 +3,18 @@
 // src/store/ layout:
 //   book-store.ts       this interface (the HTTP side's only view of the store)
 //   errors.ts           StoreUnavailableError (503) and the error kinds the databases classify
-//   open-store.ts       openStore(): settings → driver → reachable → migrated → BookRepository
+//   open-store.ts       openStore(): settings → driver → reachable → migrated → the layers below
 //   store-url.ts        DB_URL → StoreConfig; the database module of each kind, loaded on demand
 //   nodes.ts            the hosts a DB_URL lists, and which one is in use (failover)
 //   migration-lease.ts  one migrator at a time across every instance and node
+//   retry.ts            every retry of the store as data (which errors, how many, what pause)
 //   driver.ts           BookStoreDriver: the one interface every database module implements
-//   book-repository.ts  the book operations over a BookStoreDriver, never asking which database;
-//                       requests that arrive together share queries (DataLoader)
+//   book-repository.ts  the book operations over a BookStoreDriver, never asking which database
+//   batched-book-store.ts   around it: requests that arrive together share queries (DataLoader)
+//   retrying-book-store.ts  around that: conflicts retried; what becomes a 503
+//   book-store-layer.ts the base of those two layers: what a layer does not change goes on
 //   books-table.ts      the table's Kysely types, its rows, and how a row reads as a book
+//   by-id.ts            a book read or deleted by id, the same on every database
 //   returning.ts        INSERT/UPDATE … RETURNING, for the databases that have it
 //   migrations/         versioned DDL; the id column and table options come from the driver
 //   sqlite/ postgres/ mysql/

@@ -1,5 +1,5 @@
 // The books table as Kysely sees it, the rows the drivers return, and how a row reads as a book.
-import type { CompiledQuery, Generated } from 'kysely';
+import type { CompiledQuery, Generated, QueryResult } from 'kysely';
 import type { BookFields, StoredBook } from '../books/book.js';
 
 interface BooksTable extends BookFields {
@@ -17,6 +17,9 @@ export interface BookRow {
   author: string;
   year: number | bigint;
 }
+
+/** How a driver runs a compiled query: its reads, or its writes (resolved once durable). */
+export type RunQuery = <R>(query: CompiledQuery<R>) => Promise<QueryResult<R>>;
 
 /** A query compiled once at startup; each call only binds new parameters. */
 export function bind<R>(query: CompiledQuery<R>, parameters: readonly unknown[]): CompiledQuery<R> {

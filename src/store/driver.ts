@@ -1,11 +1,12 @@
 // The one interface every database module implements. All that differs between SQLite,
 // PostgreSQL and MySQL lives behind it, in src/store/<kind>/; the repository
-// (book-repository.ts) and the migrations use only this.
-import type { ColumnBuilderCallback, ColumnDataType, CompiledQuery, Expression, Kysely, QueryResult, RawBuilder } from 'kysely';
+// (book-repository.ts), its batching layer and the migrations use only this. Each of its
+// book operations is one method that answers with books, pages and flags, never rows.
+import type { ColumnBuilderCallback, ColumnDataType, Expression, Kysely, RawBuilder } from 'kysely';
 import type { Logger } from 'pino';
 import type { BookFields, StoredBook } from '../books/book.js';
 import type { BookPage, NodeUse, PoolStats } from './book-store.js';
-import type { BookDatabase, BookRow } from './books-table.js';
+import type { BookDatabase } from './books-table.js';
 import type { StoreErrorKind } from './errors.js';
 
 export interface DriverOptions {
@@ -59,7 +60,7 @@ export interface BooksTableDdl {
   tableOptions: Expression<unknown> | undefined;
 }
 
-/** One open database. Every query the repository sends goes through it. */
+/** One open database. Every query the store sends goes through it. */
 export interface BookStoreDriver {
   /** Kysely over the connection or pool: migrations, health checks, queries that are not hot. */
   readonly db: Kysely<BookDatabase>;
@@ -74,35 +75,34 @@ export interface BookStoreDriver {
    */
   openForMigrations?(options: DriverOptions): BookStoreDriver;
 
-  /** Runs a compiled query that changes nothing. */
-  read<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
-  /** Runs a compiled single-statement write; resolves once it is durable. */
-  write<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+  // The book operations. The writes resolve once what they wrote is durable.
+
+  /** The book with this id; undefined when there is none. */
+  selectBook(id: bigint): Promise<StoredBook | undefined>;
   /**
    * The books with these ids (any order, the missing ones left out), in one query. Given by
-   * the databases across a network: the repository reads the books that requests arriving
-   * together ask for in one round trip (see book-repository.ts). Left out by SQLite, whose
-   * reads are synchronous calls.
+   * the databases across a network: the books that requests arriving together ask for are
+   * read in one round trip (see batched-book-store.ts). Left out by SQLite, whose reads are
+   * synchronous calls.
    */
-  selectByIds?(ids: readonly bigint[]): Promise<QueryResult<BookRow>>;
+  selectByIds?(ids: readonly bigint[]): Promise<StoredBook[]>;
+  /** Up to `limit` books with an id above `afterId`, by id, as one page of JSON. */
+  selectPage(afterId: bigint, limit: number): Promise<BookPage>;
 
-  /** Inserts a book (title, author, year). */
-  insertBook(fields: BookFields): Promise<QueryResult<unknown>>;
+  /** Inserts a book (title, author, year): the book as written, with the id it got. */
+  insertBook(fields: BookFields): Promise<StoredBook>;
   /**
-   * Inserts several books in one statement (one transaction: all or none), each row as
+   * Inserts several books in one statement (one transaction: all or none), each book as
    * written coming back, in any order. Given where the database can say which id each row
-   * got (PostgreSQL's RETURNING): the repository writes the books of requests that arrive
-   * together in one round trip and one commit. Rejects with a StatementRefusedError (errors.ts)
-   * when the database refused the statement, so that nothing was written.
+   * got (PostgreSQL's RETURNING): the books of requests that arrive together are written in
+   * one round trip and one commit. Rejects with a StatementRefusedError (errors.ts) when the
+   * database refused the statement, so that nothing was written.
    */
-  insertBooks?(books: readonly BookFields[]): Promise<QueryResult<BookRow>>;
-  /** The stored book from insertBook's result: the row it returned, or the id it generated. */
-  insertedBook(result: QueryResult<unknown>, fields: BookFields): StoredBook;
-  /** Applies `changes` (at least one field); the first row is the book as written, none when it does not exist. */
-  updateBook(id: bigint, changes: Partial<BookFields>): Promise<QueryResult<BookRow>>;
-  /** Up to `limit` books with an id above `afterId`, by id, in the form decodePage reads. */
-  selectPage(afterId: bigint, limit: number): Promise<QueryResult<unknown>>;
-  decodePage(rows: readonly unknown[]): BookPage;
+  insertBooks?(books: readonly BookFields[]): Promise<StoredBook[]>;
+  /** Applies `changes` (at least one field): the book as written, undefined when it does not exist. */
+  updateBook(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined>;
+  /** False when no such book exists. */
+  deleteBook(id: bigint): Promise<boolean>;
 
   /** Connection pool usage (of the node in use), for metrics. */
   poolStats(): PoolStats | undefined;

@@ -10,18 +10,17 @@
 // died) loses it, LEASE_MS after its last renewal.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Kysely, type RawBuilder, type SchemaModule } from 'kysely';
 import type { Logger } from 'pino';
 import type { BookDatabase } from './books-table.js';
 import { describeDriverError, type StoreErrorKind } from './errors.js';
+import { LEASE_HELD, LEASE_TABLE_RACE, retrier, retriesOn } from './retry.js';
 import { StoreStartupError } from './startup-error.js';
 
 const LEASE_TABLE = 'book_service_migration_lease';
 const LEASE_ROW = 1;
 /** A holder that died keeps others waiting this long after its last renewal (renewed every quarter of it). */
 const LEASE_MS = 60_000;
-const POLL_MS = 200;
 
 // A type alias (not an interface): withTables wants an index-signature-compatible record.
 type LeaseDatabase = {
@@ -54,32 +53,30 @@ export async function withMigrationLease<T>(booksDb: Kysely<BookDatabase>, optio
   const expiresAt = sql<number>`${options.nowMs} + ${sql.lit(leaseMs)}`;
   await createLeaseTable(db.schema, options);
   const deadline = Date.now() + options.waitAtMostMs;
-  let waiting = false;
-  for (;;) {
-    try {
-      // A lease whose holder died (it stopped renewing) has ended by the database's clock; our
-      // own, left by an attempt whose connection broke, ends now.
-      await db
-        .deleteFrom(LEASE_TABLE)
-        .where('id', '=', LEASE_ROW)
-        .where((row) => row.or([row('expires_at', '<', options.nowMs), row('holder', '=', holder)]))
-        .execute();
-      await db.insertInto(LEASE_TABLE).values({ id: LEASE_ROW, holder, expires_at: expiresAt }).execute();
-      break;
-    } catch (error) {
-      const kind = options.classifyError(error);
-      if (kind !== 'constraint' && kind !== 'conflict') throw error;
-    }
-    if (Date.now() >= deadline) {
+  const leaseHeld = retrier(LEASE_HELD, {
+    classify: options.classifyError,
+    retryUntil: deadline,
+    onRetry: (_error, retry) => {
+      if (retry === 1) options.logger.info('another instance is migrating the store; waiting for it');
+    },
+    giveUp(error) {
+      if (!retriesOn(LEASE_HELD, options.classifyError(error))) throw error;
       throw new StoreStartupError(
         `cannot migrate the store at ${options.description} (DB_URL): another instance held the migration lease ` +
           `for more than ${Math.round(options.waitAtMostMs / 1000)} s (delete the row of ${LEASE_TABLE} if no migration runs)`,
       );
-    }
-    if (!waiting) options.logger.info('another instance is migrating the store; waiting for it');
-    waiting = true;
-    await sleep(POLL_MS + Math.random() * POLL_MS);
-  }
+    },
+  });
+  await leaseHeld.run(async () => {
+    // A lease whose holder died (it stopped renewing) has ended by the database's clock; our
+    // own, left by an attempt whose connection broke, ends now.
+    await db
+      .deleteFrom(LEASE_TABLE)
+      .where('id', '=', LEASE_ROW)
+      .where((row) => row.or([row('expires_at', '<', options.nowMs), row('holder', '=', holder)]))
+      .execute();
+    await db.insertInto(LEASE_TABLE).values({ id: LEASE_ROW, holder, expires_at: expiresAt }).execute();
+  });
   const renewal = keepRenewing(db, options, expiresAt, leaseMs / 4);
   try {
     return await work();
@@ -137,20 +134,13 @@ function keepRenewing(
  * then fail one with a duplicate key in its catalog, Galera with a conflict; both are retried.
  */
 async function createLeaseTable(schema: SchemaModule, options: LeaseOptions): Promise<void> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await schema
-        .createTable(LEASE_TABLE)
-        .ifNotExists()
-        .addColumn('id', 'integer', (col) => col.primaryKey())
-        .addColumn('holder', 'varchar(100)', (col) => col.notNull())
-        .addColumn('expires_at', 'bigint', (col) => col.notNull())
-        .execute();
-      return;
-    } catch (error) {
-      const kind = options.classifyError(error);
-      if (attempt >= 5 || (kind !== 'conflict' && kind !== 'constraint')) throw error;
-      await sleep(POLL_MS * Math.random());
-    }
-  }
+  await retrier(LEASE_TABLE_RACE, { classify: options.classifyError }).run(() =>
+    schema
+      .createTable(LEASE_TABLE)
+      .ifNotExists()
+      .addColumn('id', 'integer', (col) => col.primaryKey())
+      .addColumn('holder', 'varchar(100)', (col) => col.notNull())
+      .addColumn('expires_at', 'bigint', (col) => col.notNull())
+      .execute(),
+  );
 }

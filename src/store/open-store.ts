@@ -1,20 +1,20 @@
 // The store's settings → its database module's driver → reachable → migrated → BookStore.
 // Any failure here is a StoreStartupError: the service does not start.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Migrator, sql } from 'kysely';
 import type { Logger } from 'pino';
+import { BatchedBookStore } from './batched-book-store.js';
 import { BookRepository } from './book-repository.js';
 import type { BookStore } from './book-store.js';
 import type { BookStoreDriver, DriverOptions } from './driver.js';
 import { newLeaseHolder, withMigrationLease, type LeaseOptions } from './migration-lease.js';
 import { describeDriverError } from './errors.js';
 import { migrationsFor } from './migrations/index.js';
+import { MIGRATIONS_CUT_SHORT, STORE_NOT_UP_YET, retrier, retriesOn } from './retry.js';
+import { RetryingBookStore } from './retrying-book-store.js';
 import { StoreStartupError } from './startup-error.js';
 import { openDriver, type StoreConfig } from './store-url.js';
 
 export { StoreStartupError };
-
-const RETRY_DELAY_MS = 250;
 /** DB_MIGRATION_TIMEOUT's default: the bound on one migration statement (a lock held elsewhere, a big table). */
 export const DEFAULT_MIGRATION_TIMEOUT_MS = 600_000;
 
@@ -50,32 +50,37 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
     description: settings.description,
     classifyError: driver.classifyError,
   };
+  // A node lost or a conflict halfway (a Galera node leaving, a connection cut) while migrating:
+  // start over, from waiting for the store, while DB_CONNECT_TIMEOUT lasts.
+  const unwrap = (error: unknown) => (error instanceof StoreStartupError ? error.cause : error);
+  const migrations = retrier(MIGRATIONS_CUT_SHORT, {
+    classify: (error) => driver.classifyError(unwrap(error)),
+    // No run starts at the deadline or later: none is decided within one pause of it.
+    retryUntil: deadline - MIGRATIONS_CUT_SHORT.pause.ms,
+    onRetry: (error) => logger.warn(describeDriverError(unwrap(error)), `migrating the store at ${options.description} failed halfway; retrying`),
+  });
   try {
-    for (;;) {
+    await migrations.run(async () => {
       await waitUntilReachable(driver, deadline, settings.connectTimeoutMs, options);
-      try {
-        await migrateOnOwnConnections(driver, { ...options, queryTimeoutMs: migrationTimeoutMs, poolMax: 2 }, (migrating) =>
-          // Kysely's migrator locks too, but per server (GET_LOCK on MySQL): not across a Galera cluster.
-          withMigrationLease(migrating.db, lease, () => runMigrations(migrating, options)),
-        );
-        break;
-      } catch (error) {
-        // A node lost or a conflict halfway (a Galera node leaving, a connection cut): each
-        // migration is recorded once it is applied and can be applied again, so start over
-        // while DB_CONNECT_TIMEOUT lasts.
-        const kind = driver.classifyError(error instanceof StoreStartupError ? error.cause : error);
-        if ((kind !== 'unavailable' && kind !== 'conflict') || Date.now() + RETRY_DELAY_MS >= deadline) {
-          throw error instanceof StoreStartupError ? error : migrationFailed(error, options);
-        }
-        logger.warn(describeDriverError(error instanceof StoreStartupError ? error.cause : error), `migrating the store at ${options.description} failed halfway; retrying`);
-        await sleep(RETRY_DELAY_MS);
-      }
-    }
+      await migrateOnOwnConnections(driver, { ...options, queryTimeoutMs: migrationTimeoutMs, poolMax: 2 }, (migrating) =>
+        // Kysely's migrator locks too, but per server (GET_LOCK on MySQL): not across a Galera cluster.
+        withMigrationLease(migrating.db, lease, () => runMigrations(migrating, options)),
+      );
+    });
   } catch (error) {
     await driver.close().catch(() => undefined);
-    throw error;
+    throw error instanceof StoreStartupError ? error : migrationFailed(error, options);
   }
-  return new BookRepository(driver);
+  return bookStoreOn(driver);
+}
+
+/**
+ * The BookStore over an open driver, in layers: the book operations; around them, requests
+ * that arrive together sharing queries; around that, conflicts retried, so that each request's
+ * share of a batch is retried on its own (and a 503 decided).
+ */
+export function bookStoreOn(driver: BookStoreDriver): BookStore {
+  return new RetryingBookStore(new BatchedBookStore(new BookRepository(driver), driver), driver.classifyError);
 }
 
 /**
@@ -105,24 +110,18 @@ async function waitUntilReachable(
   connectTimeoutMs: number,
   options: DriverOptions,
 ): Promise<void> {
-  let attempt = 0;
-  for (;;) {
-    attempt += 1;
-    try {
-      await sql`select 1`.execute(driver.db);
-      return;
-    } catch (error) {
-      const retryable = driver.classifyError(error) === 'unavailable';
-      if (!retryable || Date.now() + RETRY_DELAY_MS >= deadline) {
-        const waited = retryable ? ` within ${connectTimeoutMs / 1000} s (DB_CONNECT_TIMEOUT)` : '';
-        throw new StoreStartupError(
-          `cannot reach the store at ${options.description} (DB_URL)${waited}: ${describeError(error)}`,
-        );
-      }
-      if (attempt === 1) options.logger.warn(`store at ${options.description} not reachable yet; retrying`);
-      await sleep(RETRY_DELAY_MS);
-    }
-  }
+  const notUpYet = retrier(STORE_NOT_UP_YET, {
+    classify: driver.classifyError,
+    retryUntil: deadline - STORE_NOT_UP_YET.pause.ms,
+    onRetry: (_error, retry) => {
+      if (retry === 1) options.logger.warn(`store at ${options.description} not reachable yet; retrying`);
+    },
+    giveUp(error) {
+      const waited = retriesOn(STORE_NOT_UP_YET, driver.classifyError(error)) ? ` within ${connectTimeoutMs / 1000} s (DB_CONNECT_TIMEOUT)` : '';
+      throw new StoreStartupError(`cannot reach the store at ${options.description} (DB_URL)${waited}: ${describeError(error)}`);
+    },
+  });
+  await notUpYet.run(() => sql`select 1`.execute(driver.db));
 }
 
 function migrationFailed(error: unknown, options: DriverOptions): StoreStartupError {

@@ -1,4 +1,4 @@
-// Requests that arrive together share queries (src/store/book-repository.ts): GET /book/:id on
+// Requests that arrive together share queries (src/store/batched-book-store.ts): GET /book/:id on
 // PostgreSQL and MySQL is one query, the same list page one query on every store, POST /book on
 // PostgreSQL one INSERT. Each request must still get exactly its own book, a missing one its
 // 404, a write acknowledged before a read must be seen by it, and one refused book must not
@@ -6,9 +6,9 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredBook } from '../../src/books/book.js';
-import { BookRepository } from '../../src/store/book-repository.js';
+import type { BookStore } from '../../src/store/book-store.js';
 import type { BookStoreDriver } from '../../src/store/driver.js';
-import { openStore } from '../../src/store/open-store.js';
+import { bookStoreOn, openStore } from '../../src/store/open-store.js';
 import { openDriver } from '../../src/store/store-url.js';
 import { useService } from '../helpers/service/start-service.js';
 import { createTestStore, testStoreSettings, type TestStore } from '../helpers/stores/test-store.js';
@@ -52,7 +52,7 @@ forEachStore((kind) => {
   describe('the repository batches the reads of one turn', () => {
     let testStore: TestStore;
     let driver: BookStoreDriver;
-    let repository: BookRepository;
+    let repository: BookStore;
     const batches: bigint[][] = [];
     const pages: string[] = [];
     const inserts: number[] = [];
@@ -94,7 +94,7 @@ forEachStore((kind) => {
         pages.push(`${afterId}:${limit}`);
         return selectPage(afterId, limit);
       };
-      repository = new BookRepository(driver);
+      repository = bookStoreOn(driver);
     });
 
     afterAll(async () => {

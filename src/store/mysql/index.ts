@@ -5,6 +5,7 @@ import { Kysely, MysqlDialect, sql, type CompiledQuery } from 'kysely';
 import { BOOK_COLUMNS, bookJson } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
 import { bind, toBigInt, toStoredBook, type BookDatabase, type BookRow } from '../books-table.js';
+import { byIdQueries } from '../by-id.js';
 import type { BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
 import { classifyMysqlError } from './errors.js';
 import type { MysqlTarget } from './mysql-config.js';
@@ -30,23 +31,23 @@ export const mysql: DatabaseModule<MysqlTarget> = {
       booksTable: BOOKS_TABLE,
       nowMs: sql<number>`cast(unix_timestamp(now(3)) * 1000 as signed)`,
       openForMigrations: (migrationOptions) => mysql.open(target, migrationOptions),
-      read: run,
-      write: run,
-      insertBook: (fields) => run(bind(insert, [fields.title, fields.author, fields.year])),
-      // No INSERT … RETURNING: the generated id comes back with the result.
-      insertedBook: (result, fields) => ({ id: BigInt(result.insertId as bigint), ...fields }),
+      ...byIdQueries(db, run, run),
+      async insertBook({ title, author, year }) {
+        const result = await run(bind(insert, [title, author, year]));
+        // No INSERT … RETURNING: the generated id comes back with the result.
+        return { id: BigInt(result.insertId as bigint), title, author, year };
+      },
       // No UPDATE … RETURNING: update and read back in one transaction, so the answer is our own write.
       updateBook: (id, changes) =>
         db.transaction().execute(async (trx) => {
           await trx.updateTable('books').set(changes).where('id', '=', id).execute();
           const row = await trx.selectFrom('books').select(BOOK_COLUMNS).where('id', '=', id).executeTakeFirst();
-          return { rows: row ? [row as BookRow] : [] };
+          return row && toStoredBook(row);
         }),
       // `in (?, …)` with one placeholder per id: mysql2 sends the text with the values, no statement is prepared.
-      selectByIds: (ids) => run(db.selectFrom('books').select(BOOK_COLUMNS).where('id', 'in', ids).compile()),
-      selectPage: (afterId, limit) => run(bind(page, [afterId, limit])),
-      decodePage(rows): BookPage {
-        const books = rows as readonly BookRow[];
+      selectByIds: async (ids) => (await run(db.selectFrom('books').select(BOOK_COLUMNS).where('id', 'in', ids).compile())).rows.map(toStoredBook),
+      async selectPage(afterId, limit): Promise<BookPage> {
+        const books: readonly BookRow[] = (await run(bind(page, [afterId, limit]))).rows;
         const last = books.at(-1);
         return {
           json: books.map((row) => bookJson(toStoredBook(row))).join(','),

@@ -4,7 +4,8 @@ import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { BOOK_COLUMNS } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
-import { bind, type BookDatabase } from '../books-table.js';
+import { bind, toStoredBook, type BookDatabase } from '../books-table.js';
+import { byIdQueries } from '../by-id.js';
 import { StatementRefusedError } from '../errors.js';
 import { DEFAULT_POOL_MAX, type BooksTableDdl, type BookStoreDriver, type DatabaseModule } from '../driver.js';
 import { returningWrites } from '../returning.js';
@@ -63,24 +64,24 @@ export const postgres: DatabaseModule<PostgresTarget> = {
       booksTable: BOOKS_TABLE,
       nowMs: sql<number>`(extract(epoch from clock_timestamp()) * 1000)::int8`,
       openForMigrations: (migrationOptions) => postgres.open(target, migrationOptions),
-      read: run,
-      write: run,
+      ...byIdQueries(db, run, run),
       ...returningWrites(db, run),
-      selectByIds: (ids) => run(bind(byIds, [ids])),
-      insertBooks: (books) =>
-        run(bind(insertMany, [books.map((book) => book.title), books.map((book) => book.author), books.map((book) => book.year)])).catch(
-          (error: unknown) => {
-            // An answer from the server (not a lost connection or a timeout, after which the
-            // statement may still commit) that is not a conflict: the INSERT was rolled back.
-            const kind = classifyPostgresError(error);
-            throw error instanceof pg.DatabaseError && kind !== 'unavailable' && kind !== 'conflict'
-              ? new StatementRefusedError({ cause: error })
-              : error;
-          },
-        ),
-      selectPage: (afterId, limit) => run(bind(page, [afterId, limit])),
-      decodePage(rows): BookPage {
-        const { json, count, lastId } = rows[0] as AggregatedPage;
+      selectByIds: async (ids) => (await run(bind(byIds, [ids]))).rows.map(toStoredBook),
+      async insertBooks(books) {
+        const columns = [books.map((book) => book.title), books.map((book) => book.author), books.map((book) => book.year)];
+        try {
+          return (await run(bind(insertMany, columns))).rows.map(toStoredBook);
+        } catch (error) {
+          // An answer from the server (not a lost connection or a timeout, after which the
+          // statement may still commit) that is not a conflict: the INSERT was rolled back.
+          const kind = classifyPostgresError(error);
+          throw error instanceof pg.DatabaseError && kind !== 'unavailable' && kind !== 'conflict'
+            ? new StatementRefusedError({ cause: error })
+            : error;
+        }
+      },
+      async selectPage(afterId, limit): Promise<BookPage> {
+        const { json, count, lastId } = (await run(bind(page, [afterId, limit]))).rows[0] as AggregatedPage;
         return { json, count: Number(count), lastId: lastId ?? undefined };
       },
       poolStats() {

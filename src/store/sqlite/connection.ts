@@ -28,7 +28,7 @@ const NEVER_COLLECTED: unknown[] = [];
 export interface SqliteConnection {
   execute<R>(query: CompiledQuery<R>): QueryResult<R>;
   /** For a query that selects one column: each row is that column's value, no row objects are built. */
-  executePlucked<R>(query: CompiledQuery<R>): QueryResult<R>;
+  executePlucked<R>(query: CompiledQuery<R>): QueryResult<R[keyof R]>;
   /** The connection itself, for group commit's transactions. */
   readonly database: SqliteDatabase.Database;
   /** The same connection behind the statement cache, for Kysely's SqliteDialect. */
@@ -54,8 +54,8 @@ export function openSqliteConnection(file: string, options: Pick<DriverOptions, 
       const { changes } = statement.run(parameters);
       return { rows: [], numAffectedRows: BigInt(changes) };
     },
-    executePlucked<R>({ sql, parameters }: CompiledQuery<R>): QueryResult<R> {
-      return { rows: cachedStatement(database, plucked, sql, true).all(parameters) as R[] };
+    executePlucked<R>({ sql, parameters }: CompiledQuery<R>): QueryResult<R[keyof R]> {
+      return { rows: cachedStatement(database, plucked, sql, true).all(parameters) as R[keyof R][] };
     },
   };
 }

@@ -4,6 +4,7 @@ import { Kysely, SqliteDialect, sql, type CompiledQuery } from 'kysely';
 import { BOOK_COLUMNS } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
 import { bind, type BookDatabase } from '../books-table.js';
+import { byIdQueries } from '../by-id.js';
 import type { BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
 import { returningWrites } from '../returning.js';
 import { openSqliteConnection } from './connection.js';
@@ -42,12 +43,10 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
       booksTable: BOOKS_TABLE,
       // julianday('now') has millisecond precision; 2440587.5 is the Unix epoch's Julian day.
       nowMs: sql<number>`cast((julianday('now') - 2440587.5) * 86400000 as integer)`,
-      read,
-      write,
+      ...byIdQueries(db, read, write),
       ...returningWrites(db, write),
-      selectPage: (afterId, limit) => Promise.resolve(connection.executePlucked(bind(page, [afterId, limit]))),
-      decodePage(rows): BookPage {
-        const books = rows as readonly string[];
+      async selectPage(afterId, limit): Promise<BookPage> {
+        const books = connection.executePlucked(bind(page, [afterId, limit])).rows;
         return { json: books.join(','), count: books.length, lastId: idOfBookJson(books.at(-1)) };
       },
       // One connection; queries on it run synchronously, so between two event-loop turns it is

@@ -1,0 +1,114 @@
+// Requests that arrive together share queries (DataLoader, no cache). The HTTP server answers
+// a turn's requests together, so their reads and writes can go in one round trip instead of
+// one each: one pooled connection, one write and one read on its socket, one result to parse.
+// No cache: each batch is a new query, sent after every request in it arrived, so it sees
+// every write acknowledged before.
+//
+// The one place that asks which optional capabilities the driver has: GET /book/:id batched
+// where it reads several ids in one query (PostgreSQL, MySQL), POST /book where it inserts
+// several books in one statement (PostgreSQL); list pages on every store.
+import DataLoader from 'dataloader';
+import type { BookFields, StoredBook } from '../books/book.js';
+import type { BookPage, BookStore } from './book-store.js';
+import { BookStoreLayer } from './book-store-layer.js';
+import type { BookStoreDriver } from './driver.js';
+import { StatementRefusedError } from './errors.js';
+
+/** Most ids one batched read asks for; more requests in one turn make several queries. */
+const MAX_IDS_PER_READ = 64;
+/** Most books one batched insert writes. */
+const MAX_BOOKS_PER_INSERT = 64;
+
+type InsertBooks = NonNullable<BookStoreDriver['insertBooks']>;
+
+export class BatchedBookStore extends BookStoreLayer {
+  /** The reads of one turn in one query, where the driver can. */
+  private readonly booksById: DataLoader<bigint, StoredBook | undefined> | undefined;
+  /** List pages asked for together: one query per distinct page (`afterId:limit`). */
+  private readonly pages: DataLoader<string, BookPage>;
+  /** One turn's books in one INSERT, where the driver can. */
+  private readonly inserts: DataLoader<BookFields, StoredBook> | undefined;
+
+  constructor(inner: BookStore, { selectByIds, insertBooks }: Pick<BookStoreDriver, 'selectByIds' | 'insertBooks'>) {
+    super(inner);
+    this.booksById =
+      selectByIds &&
+      new DataLoader(
+        async (ids: readonly bigint[]) => {
+          const found = new Map<bigint, StoredBook>();
+          for (const book of await selectByIds(ids)) found.set(book.id, book);
+          return ids.map((id) => found.get(id));
+        },
+        { cache: false, maxBatchSize: MAX_IDS_PER_READ },
+      );
+    // Clients that list the collection at the same moment (a dashboard on many screens, a
+    // retry storm) get the page one query read, started after each of them asked.
+    this.pages = new DataLoader(
+      async (keys: readonly string[]) => {
+        const queries = new Map<string, Promise<BookPage>>();
+        for (const key of new Set(keys)) {
+          const [afterId, limit] = key.split(':');
+          queries.set(key, this.inner.listPageJson(BigInt(afterId!), Number(limit)));
+        }
+        // One failed page fails only the requests that asked for it.
+        return Promise.all(keys.map((key) => queries.get(key)!.catch((error: unknown) => toError(error))));
+      },
+      { cache: false },
+    );
+    this.inserts =
+      insertBooks &&
+      new DataLoader((books: readonly BookFields[]) => this.insertTogether(books, insertBooks), {
+        cache: false,
+        maxBatchSize: MAX_BOOKS_PER_INSERT,
+      });
+  }
+
+  override create(fields: BookFields): Promise<StoredBook> {
+    return this.inserts ? this.inserts.load(fields) : this.inner.create(fields);
+  }
+
+  override listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
+    return this.pages.load(`${afterId}:${limit}`);
+  }
+
+  override get(id: bigint): Promise<StoredBook | undefined> {
+    return this.booksById ? this.booksById.load(id) : this.inner.get(id);
+  }
+
+  /**
+   * The books in one INSERT (one commit); each request gets a row with its own fields (rows
+   * with equal fields are interchangeable). When the database refused the statement (one book
+   * it cannot store), each book is inserted alone, so only that book's request fails.
+   */
+  private async insertTogether(books: readonly BookFields[], insertBooks: InsertBooks): Promise<(StoredBook | Error)[]> {
+    const insertAlone = (book: BookFields) => this.inner.create(book).catch(toError);
+    if (books.length === 1) return [await insertAlone(books[0]!)];
+    let stored;
+    try {
+      stored = await insertBooks(books);
+    } catch (error) {
+      // Refused by the database: rolled back, so each book can be tried alone. Anything else
+      // (a conflict, a lost store, a timeout after which the INSERT may yet commit) is every
+      // request's answer, which the retry layer turns into a retry or a 503.
+      if (error instanceof StatementRefusedError) return Promise.all(books.map(insertAlone));
+      return books.map(() => toError(error));
+    }
+    const written = new Map<string, StoredBook[]>();
+    for (const book of stored) {
+      const key = fieldsKey(book);
+      const same = written.get(key);
+      if (same) same.push(book);
+      else written.set(key, [book]);
+    }
+    return books.map((book) => written.get(fieldsKey(book))?.shift() ?? new Error('a batched insert returned fewer rows than it wrote'));
+  }
+}
+
+/** DataLoader answers a key with an Error instance by rejecting that key's load with it. */
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error), { cause: error });
+}
+
+function fieldsKey(book: BookFields): string {
+  return JSON.stringify([book.title, book.author, book.year]);
+}
