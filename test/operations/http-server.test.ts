@@ -1,12 +1,13 @@
-// The HTTP server under Fastify (src/http/http-server.ts): requests of one event-loop turn are
-// answered together, first come first served, at most REQUESTS_PER_TURN per turn (fewer in a
-// turn that accepted a connection); a client that half-closes still gets its answer; the server
-// keeps Fastify's settings.
+// The HTTP server under Fastify (src/http/node/server.ts, turns.ts): requests of one
+// event-loop turn are answered together, first come first served, at most REQUESTS_PER_TURN
+// per turn (fewer in a turn that accepted a connection); a client that half-closes still gets
+// its answer; the server keeps Fastify's settings.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUESTS_PER_TURN, answerInTurns, createHttpServer } from '../../src/http/http-server.js';
+import { createHttpServer } from '../../src/http/node/server.js';
+import { REQUESTS_PER_TURN, answerInTurns } from '../../src/http/node/turns.js';
 import { halfClosedExchange, requestBytes } from '../helpers/raw-http.js';
 import { startService, type RunningService } from '../helpers/service.js';
 

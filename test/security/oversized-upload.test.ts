@@ -11,7 +11,7 @@ import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LINGER_MAX_BYTES, LINGER_MS } from '../../src/plugins/app/lingering-close.js';
+import { LINGER_MAX_BYTES, LINGER_MS } from '../../src/http/node/lingering-close.js';
 import { parseResponse, portOf, requestBytes, type RawResponse } from '../helpers/raw-http.js';
 import { startService, useService } from '../helpers/service.js';
 
