@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { machineryEnv } from './node-http.js';
 
 export const MAIN_JS = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
@@ -16,7 +17,7 @@ export interface ServiceProcess {
 }
 
 export function spawnService(env: Record<string, string | undefined>, cwd: string): ServiceProcess {
-  const cleanEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
+  const cleanEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...machineryEnv };
   for (const [key, value] of Object.entries(env)) if (value !== undefined) cleanEnv[key] = value;
   const child = spawn(process.execPath, [MAIN_JS], { cwd, env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

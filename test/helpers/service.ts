@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logger.js';
 import { startServer } from '../../src/server.js';
 import type { BookStore } from '../../src/store/book-store.js';
 import type { App } from '../../src/http/types.js';
+import { machineryEnv } from './node-http.js';
 import { createTestStore, type StoreKind, type TestStore } from './stores.js';
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
@@ -44,6 +45,7 @@ export async function startService(
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: '0',
+      ...machineryEnv,
       ...env,
     },
     process.cwd(),
