@@ -8,10 +8,12 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../../src/http/node/server.js';
 import { REQUESTS_PER_TURN, answerInTurns } from '../../src/http/node/turns.js';
+import { machinery } from '../helpers/node-http.js';
 import { halfClosedExchange, requestBytes } from '../helpers/raw-http.js';
 import { startService, type RunningService } from '../helpers/service.js';
 
-describe('answerInTurns: the scheduler', () => {
+// Tests of a Node HTTP part itself: skipped when HTTP_MACHINERY turns that part off.
+describe.skipIf(!machinery.answerInTurns)('answerInTurns: the scheduler', () => {
   /** What Node's parser does in one poll phase: 'request' for each request read, synchronously. */
   function arrive(turns: ReturnType<typeof answerInTurns>, names: string[]) {
     for (const name of names) turns.listener({ name } as unknown as IncomingMessage, {} as ServerResponse);
@@ -79,7 +81,7 @@ describe('answerInTurns: the scheduler', () => {
   });
 });
 
-describe('createHttpServer: a real server', () => {
+describe.skipIf(!machinery.answerInTurns)('createHttpServer: a real server', () => {
   it('answers every request of many connections at once, each connection’s in order', async () => {
     const server = createHttpServer(
       (request, response) => {
@@ -114,7 +116,7 @@ describe('createHttpServer: a real server', () => {
   });
 });
 
-describe('createHttpServer: half-closed clients', () => {
+describe.skipIf(!machinery.answerHalfClosedClients)('createHttpServer: half-closed clients', () => {
   /** A server whose answers take 20 ms (a store query), and one request sent with its FIN. */
   async function halfClosedRequest(answerHalfClosedClients: boolean) {
     const server = createHttpServer(

@@ -19,6 +19,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { flipSignatureBit, futureExp, hmacToken, hmacTokenFor, nowSeconds, unsecuredToken, WRONG_SECRET } from '../helpers/forge-token.js';
+import { machinery } from '../helpers/node-http.js';
 import { portOf, rawRequest, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { TEST_PASSWORD, TEST_USERNAME, useService } from '../helpers/service.js';
 import { expectEnvelopeShape, type BookData, type Envelope } from '../helpers/envelope.js';
@@ -911,7 +912,8 @@ async function runPathCase(fixture: Fixture, testCase: PathCase): Promise<void> 
 const extraHeader = fc.oneof(
   fc.constantFrom<[string, string]>(
     ['Expect', '100-continue'],
-    ['Expect', 'something-else'],
+    // Left out when HTTP_MACHINERY turns ignore-unknown-expect off: Node answers it with a bare 417.
+    ...(machinery.ignoreUnknownExpect ? [['Expect', 'something-else'] as [string, string]] : []),
     ['Content-Encoding', 'gzip'],
     ['Accept', 'text/html'],
     ['Accept', 'application/xml'],
