@@ -164,3 +164,28 @@ describe('the service’s server keeps Fastify’s settings', () => {
     expect(server.timeout).toBe(60_000);
   });
 });
+
+describe('HTTP_MACHINERY switches the Node HTTP layer (src/http/node)', () => {
+  async function serverWith(machinery: string) {
+    const service = await startService('sqlite', { HTTP_MACHINERY: machinery });
+    const server = service.app.server;
+    const seen = {
+      requestListeners: server.listenerCount('request'),
+      connectionListeners: server.listenerCount('connection'),
+      checkExpectationListeners: server.listenerCount('checkExpectation'),
+      // Undeclared by @types/node (src/http/node/half-close.ts).
+      httpAllowHalfOpen: (server as typeof server & { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen === true,
+    };
+    await service.stop();
+    return seen;
+  }
+
+  it('off: Fastify makes its own server, and nothing is added to it', async () => {
+    expect(await serverWith('off')).toEqual({ requestListeners: 1, connectionListeners: 1, checkExpectationListeners: 0, httpAllowHalfOpen: false });
+  });
+
+  it('on: the server under Fastify, with every part', async () => {
+    // 'request': lingering close, the answers' tracking, and the turns in front of Fastify's handler.
+    expect(await serverWith('on')).toEqual({ requestListeners: 3, connectionListeners: 2, checkExpectationListeners: 1, httpAllowHalfOpen: true });
+  });
+});
