@@ -1,7 +1,8 @@
-// buildApp(): the Fastify application. The server's options, the answers given outside the
-// routes, then the plugins in tiers: the app's own (src/plugins/app), third-party ones with our
-// options (src/plugins/external), the routes (src/routes), and the 405 answers once every
-// route is known. It does not listen; src/server.ts does.
+// buildApp(): the Fastify application. The server's options and the Node HTTP layer under
+// them (src/http/node), the answers given outside the routes, then the plugins in tiers: the
+// app's own (src/plugins/app), third-party ones with our options (src/plugins/external), the
+// routes (src/routes), and the 405 answers once every route is known. It does not listen;
+// src/server.ts does.
 //
 // Each of these plugins is fastify-plugin'd, so they all share the root context, as if written
 // here: a hook applies to every route once, and every request is of one Request class.
