@@ -1,7 +1,8 @@
-// buildApp(): the Fastify application. The server's options, the answers given outside the
-// routes, then the plugins in tiers: the app's own (src/plugins/app), third-party ones with our
-// options (src/plugins/external), the routes (src/routes), and the 405 answers once every
-// route is known. It does not listen; src/server.ts does.
+// buildApp(): the Fastify application. The server's options and the Node HTTP layer under
+// them (src/http/node), the answers given outside the routes, then the plugins in tiers: the
+// app's own (src/plugins/app), third-party ones with our options (src/plugins/external), the
+// routes (src/routes), and the 405 answers once every route is known. It does not listen;
+// src/server.ts does.
 //
 // Each of these plugins is fastify-plugin'd, so they all share the root context, as if written
 // here: a hook applies to every route once, and every request is of one Request class.
@@ -13,12 +14,11 @@ import type { LoginLimiter } from './auth/login-limiter.js';
 import type { Config } from './config.js';
 import { Messages, errorEnvelope } from './http/envelope.js';
 import { handleClientError, handleError } from './http/errors.js';
-import { createHttpServer, type HttpServerOptions } from './http/http-server.js';
+import { nodeHttpLayer, type ServerSettings } from './http/node/index.js';
 import { answerRefusedUrl } from './plugins/app/refused-url.js';
 import type { App } from './http/types.js';
 import auth from './plugins/app/auth.js';
 import jsonBody from './plugins/app/json-body.js';
-import lingeringClose from './plugins/app/lingering-close.js';
 import { methodNotAllowed, routeTable } from './plugins/app/method-not-allowed.js';
 import metrics from './plugins/app/metrics.js';
 import requestHeaders from './plugins/app/request-headers.js';
@@ -47,10 +47,7 @@ interface AppDependencies {
 }
 
 export async function buildApp({ config, store, logger, loginLimiter }: AppDependencies): Promise<App> {
-  const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }), // one line per request: plugins/app/request-log.ts
-    bodyLimit: BODY_LIMIT_BYTES,
+  const serverSettings: ServerSettings = {
     requestTimeout: config.http.requestTimeoutMs, // whole request, so a slow upload cannot hold a socket
     connectionTimeout: 60_000, // socket inactivity
     keepAliveTimeout: 65_000, // longer than common load balancer idle timeouts
@@ -61,6 +58,14 @@ export async function buildApp({ config, store, logger, loginLimiter }: AppDepen
       headersTimeout: Math.min(20_000, config.http.requestTimeoutMs),
       connectionsCheckingInterval: 1_000, // how often Node enforces the two timeouts above
     },
+  };
+  // What reaches below Fastify's and Node's public behaviour (src/http/node), as HTTP_MACHINERY sets it.
+  const nodeHttp = nodeHttpLayer(serverSettings, config.http.machinery);
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }), // one line per request: plugins/app/request-log.ts
+    bodyLimit: BODY_LIMIT_BYTES,
+    ...serverSettings,
     // The failed-login limit counts per client, not per load balancer. A number is a hop count.
     trustProxy:
       typeof config.http.trustProxy === 'number'
@@ -73,15 +78,12 @@ export async function buildApp({ config, store, logger, loginLimiter }: AppDepen
     },
     // Bodies must match their schema exactly: `"1999"` is not a year.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, useDefaults: false } },
-    clientErrorHandler: handleClientError, // before a request exists: malformed, too large, too slow
-    // Node's HTTP server with the options above, the requests of one event-loop turn answered together.
-    serverFactory: (handler, options) => createHttpServer(handler, options as unknown as HttpServerOptions),
+    // Before a request exists: malformed, too large, too slow.
+    clientErrorHandler: nodeHttp.clientErrorHandler(handleClientError),
+    serverFactory: nodeHttp.serverFactory,
     frameworkErrors: answerRefusedUrl, // URLs the router refuses (`/book/%zz`)
   }).withTypeProvider<TypeBoxTypeProvider>();
-
-  // An `Expect` other than 100-continue: Node would answer a bare 417 before any hook runs.
-  // RFC 9110 lets a server ignore it, so the request is served as usual (auth first, envelope).
-  app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response));
+  nodeHttp.install(app);
 
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorEnvelope(404, Messages.routeNotFound)));
@@ -91,7 +93,6 @@ export async function buildApp({ config, store, logger, loginLimiter }: AppDepen
   app.register(routeTable);
   app.register(requestHeaders);
   app.register(jsonBody);
-  app.register(lingeringClose);
   app.register(requestLog);
   app.register(storePlugin, { store });
   app.register(metrics, { enabled: config.http.metrics });

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
+import { NODE_HTTP_PARTS, settingName, type NodeHttpParts } from './http/node/index.js';
 import type { StoreSettings } from './store/open-store.js';
 import { describeStoreUrl, parseStoreUrl } from './store/store-url.js';
 import { StartupError } from './startup-error.js';
@@ -20,6 +21,8 @@ export interface HttpSettings {
   metrics: boolean;
   /** Serve the web page at GET / (and its files under /ui/). */
   webUi: boolean;
+  /** Which parts of the Node HTTP layer (src/http/node) are on. */
+  machinery: NodeHttpParts;
 }
 
 /** Tokens, the built-in account and the failed-login limit. */
@@ -112,6 +115,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
       corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
       metrics: boolean(env, 'METRICS', true),
       webUi: boolean(env, 'WEB_UI', true),
+      machinery: parseHttpMachinery(env.HTTP_MACHINERY),
     },
     auth: {
       secret,
@@ -208,4 +212,26 @@ function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
     throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or comma-separated addresses/CIDRs; got "${raw}"`);
   }
   return entries;
+}
+
+/**
+ * `on` (default: every part), `off` (none: plain Fastify and Node), or a comma-separated list
+ * of the parts to keep on, by their setting names (src/http/node/index.ts).
+ */
+export function parseHttpMachinery(raw: string | undefined): NodeHttpParts {
+  const value = raw?.trim().toLowerCase();
+  const every = (on: boolean) => Object.fromEntries(NODE_HTTP_PARTS.map((part) => [part, on])) as NodeHttpParts;
+  if (value === undefined || value === 'on') return every(true);
+  if (value === 'off') return every(false);
+  const names = value.split(',').map((name) => name.trim()).filter(Boolean);
+  const known = NODE_HTTP_PARTS.map(settingName);
+  const unknown = names.filter((name) => !known.includes(name));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new ConfigError(
+      `HTTP_MACHINERY must be on, off or a comma-separated list of the parts to keep on (${known.join(', ')}); got "${raw}"`,
+    );
+  }
+  const parts = every(false);
+  for (const part of NODE_HTTP_PARTS) if (names.includes(settingName(part))) parts[part] = true;
+  return parts;
 }

@@ -6,7 +6,6 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { StoreUnavailableError, describeDriverError } from '../store/errors.js';
 import { Messages, errorEnvelope } from './envelope.js';
-import { lastAnswerOwed } from './http-server.js';
 
 /** Messages for 4xx statuses that have no operation-specific text. */
 const GENERIC_MESSAGES: Record<number, string> = {
@@ -89,20 +88,11 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
 /**
  * Errors Node raises before a request exists (header overflow, malformed request line,
  * request timeout): answer with an envelope if the socket can still take it, then close.
+ * (With the Node HTTP layer's finish-answers-on-client-error part on, the answers still owed
+ * to complete requests on the socket go out first: src/http/node/client-error.ts.)
  */
 export function handleClientError(error: Error & { code?: string }, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  // Garbage after complete requests (pipelined, or bytes past a Content-Length), or a FIN in
-  // the middle of the next request: the answers to the complete ones are still being produced.
-  // Let them all go out whole (they go out in order: waiting for the last is enough), then
-  // close. (A request still arriving, e.g. a slow upload that timed out, is cut off below.)
-  const owed = lastAnswerOwed(socket);
-  if (owed !== undefined) {
-    const close = () => socket.destroy();
-    owed.once('finish', close);
-    owed.once('close', close);
-    return;
-  }
   const status =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
   const message = GENERIC_MESSAGES[status] ?? STATUS_CODES[status] ?? Messages.badRequest;

@@ -1,16 +1,19 @@
-// The HTTP server under Fastify (src/http/http-server.ts): requests of one event-loop turn are
-// answered together, first come first served, at most REQUESTS_PER_TURN per turn (fewer in a
-// turn that accepted a connection); a client that half-closes still gets its answer; the server
-// keeps Fastify's settings.
+// The HTTP server under Fastify (src/http/node/server.ts, turns.ts): requests of one
+// event-loop turn are answered together, first come first served, at most REQUESTS_PER_TURN
+// per turn (fewer in a turn that accepted a connection); a client that half-closes still gets
+// its answer; the server keeps Fastify's settings.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUESTS_PER_TURN, answerInTurns, createHttpServer } from '../../src/http/http-server.js';
+import { createHttpServer } from '../../src/http/node/server.js';
+import { REQUESTS_PER_TURN, answerInTurns } from '../../src/http/node/turns.js';
+import { machinery } from '../helpers/node-http.js';
 import { halfClosedExchange, requestBytes } from '../helpers/client/raw-http.js';
 import { startService, type InProcessService } from '../helpers/service/start-service.js';
 
-describe('answerInTurns: the scheduler', () => {
+// Tests of a Node HTTP part itself: skipped when HTTP_MACHINERY turns that part off.
+describe.skipIf(!machinery.answerInTurns)('answerInTurns: the scheduler', () => {
   /** What Node's parser does in one poll phase: 'request' for each request read, synchronously. */
   function arrive(turns: ReturnType<typeof answerInTurns>, names: string[]) {
     for (const name of names) turns.listener({ name } as unknown as IncomingMessage, {} as ServerResponse);
@@ -78,7 +81,7 @@ describe('answerInTurns: the scheduler', () => {
   });
 });
 
-describe('createHttpServer: a real server', () => {
+describe.skipIf(!machinery.answerInTurns)('createHttpServer: a real server', () => {
   it('answers every request of many connections at once, each connection’s in order', async () => {
     const server = createHttpServer(
       (request, response) => {
@@ -113,7 +116,7 @@ describe('createHttpServer: a real server', () => {
   });
 });
 
-describe('createHttpServer: half-closed clients', () => {
+describe.skipIf(!machinery.answerHalfClosedClients)('createHttpServer: half-closed clients', () => {
   /** A server whose answers take 20 ms (a store query), and one request sent with its FIN. */
   async function halfClosedRequest(answerHalfClosedClients: boolean) {
     const server = createHttpServer(
@@ -159,5 +162,30 @@ describe('the service’s server keeps Fastify’s settings', () => {
     expect(server.headersTimeout).toBe(12_000);
     expect(server.keepAliveTimeout).toBe(65_000);
     expect(server.timeout).toBe(60_000);
+  });
+});
+
+describe('HTTP_MACHINERY switches the Node HTTP layer (src/http/node)', () => {
+  async function serverWith(machinery: string) {
+    const service = await startService({ kind: 'sqlite', env: { HTTP_MACHINERY: machinery } });
+    const server = service.app.server;
+    const seen = {
+      requestListeners: server.listenerCount('request'),
+      connectionListeners: server.listenerCount('connection'),
+      checkExpectationListeners: server.listenerCount('checkExpectation'),
+      // Undeclared by @types/node (src/http/node/half-close.ts).
+      httpAllowHalfOpen: (server as typeof server & { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen === true,
+    };
+    await service.stop();
+    return seen;
+  }
+
+  it('off: Fastify makes its own server, and nothing is added to it', async () => {
+    expect(await serverWith('off')).toEqual({ requestListeners: 1, connectionListeners: 1, checkExpectationListeners: 0, httpAllowHalfOpen: false });
+  });
+
+  it('on: the server under Fastify, with every part', async () => {
+    // 'request': lingering close, the answers' tracking, and the turns in front of Fastify's handler.
+    expect(await serverWith('on')).toEqual({ requestListeners: 3, connectionListeners: 2, checkExpectationListeners: 1, httpAllowHalfOpen: true });
   });
 });

@@ -11,7 +11,8 @@ import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LINGER_MAX_BYTES, LINGER_MS } from '../../src/plugins/app/lingering-close.js';
+import { LINGER_MAX_BYTES, LINGER_MS } from '../../src/http/node/lingering-close.js';
+import { machinery } from '../helpers/node-http.js';
 import { parseResponse, portOf, requestBytes, type RawResponse } from '../helpers/client/raw-http.js';
 import { startService, useService } from '../helpers/service/start-service.js';
 
@@ -131,6 +132,9 @@ function keepAliveConnection(port: number) {
   };
 }
 
+// Tests of lingering close itself: skipped when HTTP_MACHINERY turns it off.
+const itLingering = it.skipIf(!machinery.lingeringClose);
+
 describe('oversized uploads with node:http (SQLite)', () => {
   const service = useService('sqlite');
   let port: number;
@@ -141,12 +145,12 @@ describe('oversized uploads with node:http (SQLite)', () => {
     token = await service.client.token();
   });
 
-  it('20 uploads of 10 MB in a row to POST /book with a valid token: each reads its 413 envelope, none sees EPIPE or ECONNRESET', async () => {
+  itLingering('20 uploads of 10 MB in a row to POST /book with a valid token: each reads its 413 envelope, none sees EPIPE or ECONNRESET', async () => {
     const outcomes = await sequentially(20, () => upload(port, { path: '/book', headers: { authorization: token } }));
     expectAnswer(outcomes, 413, TOO_LARGE, 'uploads to POST /book');
   });
 
-  it('uploads of 10 MB several at once (4 rounds of 8): every one reads its 413 envelope', async () => {
+  itLingering('uploads of 10 MB several at once (4 rounds of 8): every one reads its 413 envelope', async () => {
     const outcomes: Outcome[] = [];
     for (let round = 0; round < 4; round++) {
       outcomes.push(...(await Promise.all(Array.from({ length: 8 }, () => upload(port, { path: '/book', headers: { authorization: token } })))));
@@ -154,17 +158,17 @@ describe('oversized uploads with node:http (SQLite)', () => {
     expectAnswer(outcomes, 413, TOO_LARGE, 'concurrent uploads to POST /book');
   });
 
-  it('5 uploads of 10 MB to POST /token: each reads its 413 envelope', async () => {
+  itLingering('5 uploads of 10 MB to POST /token: each reads its 413 envelope', async () => {
     const outcomes = await sequentially(5, () => upload(port, { path: '/token' }));
     expectAnswer(outcomes, 413, TOO_LARGE, 'uploads to POST /token');
   });
 
-  it('a chunked upload (no Content-Length) that grows past 1 MiB: 413 envelope, no error', async () => {
+  itLingering('a chunked upload (no Content-Length) that grows past 1 MiB: 413 envelope, no error', async () => {
     const outcomes = await sequentially(5, () => upload(port, { path: '/book', headers: { authorization: token }, chunked: true }));
     expectAnswer(outcomes, 413, TOO_LARGE, 'chunked uploads to POST /book');
   });
 
-  it('an early answer that leaves a big body unread (401 on POST /book without a token, also at an undecodable /book/%zz) is read cleanly too', async () => {
+  itLingering('an early answer that leaves a big body unread (401 on POST /book without a token, also at an undecodable /book/%zz) is read cleanly too', async () => {
     const outcomes = await sequentially(3, () => upload(port, { path: '/book' }));
     expectAnswer(outcomes, 401, TOKEN_REQUIRED, 'unauthenticated uploads to POST /book');
     // Answered outside Fastify's hooks (frameworkErrors).
@@ -172,7 +176,7 @@ describe('oversized uploads with node:http (SQLite)', () => {
     expectAnswer(undecodable, 401, TOKEN_REQUIRED, 'unauthenticated uploads to POST /book/%zz');
   });
 
-  it('a client that announces 10 MB and then stalls: it gets its 413 at once, the server keeps the socket a while, and closes it by the bound', async () => {
+  itLingering('a client that announces 10 MB and then stalls: it gets its 413 at once, the server keeps the socket a while, and closes it by the bound', async () => {
     // allowHalfOpen: the client does not close its side when the server closes its own.
     const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
     const chunks: Buffer[] = [];
@@ -223,7 +227,7 @@ describe('oversized uploads with node:http (SQLite)', () => {
     socket.destroy();
   }, 20_000);
 
-  it('a client that keeps sending flat out after its 413 is cut off once it has sent LINGER_MAX_BYTES more, not after the time bound', async () => {
+  itLingering('a client that keeps sending flat out after its 413 is cut off once it has sent LINGER_MAX_BYTES more, not after the time bound', async () => {
     const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
     const chunks: Buffer[] = [];
     let error: string | undefined;
@@ -247,7 +251,7 @@ describe('oversized uploads with node:http (SQLite)', () => {
     expect(sent).toBeLessThan(LINGER_MAX_BYTES + 32 * 1024 * 1024);
   });
 
-  it('a lingering socket does not hold up closing the service: app.close() returns well within the bound', async () => {
+  itLingering('a lingering socket does not hold up closing the service: app.close() returns well within the bound', async () => {
     const own = await startService({ kind: 'sqlite' });
     const socket = connect({ port: portOf(own.baseUrl), host: '127.0.0.1', allowHalfOpen: true });
     socket.on('error', () => undefined);
@@ -296,7 +300,7 @@ describe('oversized uploads with node:http (SQLite)', () => {
   });
 
   // Last: it locks POST /token for this address for a minute.
-  it('429 on POST /token (login limit reached) with a 10 MB body is read cleanly', async () => {
+  itLingering('429 on POST /token (login limit reached) with a 10 MB body is read cleanly', async () => {
     for (let i = 0; i < 10; i++) {
       const failed = await service.client.request('POST', '/token', { body: { username: 'admin', password: 'wrong' } });
       expect(failed.status).toBe(401);

@@ -126,6 +126,9 @@ describe('configuration', () => {
     ['LOG_LEVEL', 'loud'],
     ['METRICS', 'maybe'],
     ['WORKERS', '0'],
+    ['HTTP_MACHINERY', 'maybe'],
+    ['HTTP_MACHINERY', 'answer-in-turns,fast-path'],
+    ['HTTP_MACHINERY', ','],
   ])('%s=%s is refused with a message naming it', (name, value) => {
     expect(() => loadConfig({ SECRET_TOKEN: SECRET, [name]: value }, cwd)).toThrow(new RegExp(name));
   });
@@ -146,5 +149,22 @@ describe('configuration', () => {
       'https://a.example',
       'https://b.example',
     ]);
+  });
+
+  it('HTTP_MACHINERY: every part of the Node HTTP layer on by default; off; or the parts to keep on', () => {
+    const machinery = (value?: string) => loadConfig({ SECRET_TOKEN: SECRET, ...(value === undefined ? {} : { HTTP_MACHINERY: value }) }, cwd).http.machinery;
+    const every = (on: boolean) => ({
+      answerInTurns: on,
+      pipelineInOrder: on,
+      answerHalfClosedClients: on,
+      lingeringClose: on,
+      ignoreUnknownExpect: on,
+      finishAnswersOnClientError: on,
+    });
+    expect(machinery()).toEqual(every(true));
+    expect(machinery('on')).toEqual(every(true));
+    expect(machinery('OFF')).toEqual(every(false));
+    expect(machinery(' lingering-close, answer-half-closed-clients ')).toEqual({ ...every(false), lingeringClose: true, answerHalfClosedClients: true });
+    expect(() => machinery('turns')).toThrow(/HTTP_MACHINERY .*answer-in-turns, pipeline-in-order/);
   });
 });

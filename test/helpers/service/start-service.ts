@@ -16,6 +16,7 @@ import type { App } from '../../../src/http/types.js';
 import { ApiClient } from '../client/api-client.js';
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../client/test-account.js';
 import { freePort } from '../infra/free-port.js';
+import { machineryEnv } from '../node-http.js';
 import type { StoreKind } from '../stores/dialects.js';
 import { createTestStore, type TestStore } from '../stores/test-store.js';
 import { spawnMain, waitUntilAnswering, type ServiceProcess } from './main-process.js';
@@ -117,6 +118,7 @@ async function startInProcess({ kind, env = {}, dbUrlFrom }: InProcessOptions): 
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: '0',
+      ...machineryEnv,
       ...env,
     },
     process.cwd(),

@@ -20,9 +20,10 @@
 // once the server is closing). A small body still arriving is left to Node: it reads the rest
 // and keeps the connection, as before. Requests without a body, or whose body was read, are
 // untouched.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+//
+// Switched off: Node's default, described above.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import fp from 'fastify-plugin';
 
 /** How long a socket may linger after its answer. */
 export const LINGER_MS = 5_000;
@@ -39,89 +40,88 @@ interface Lingering {
 }
 
 /**
- * Watches the answers to requests that announce a body (Node level, so that answers given
- * outside Fastify's hooks, such as frameworkErrors, are covered too), and cuts lingering short
- * when the app closes.
+ * Watches the answers `server` gives to requests that announce a body (Node level, so that
+ * answers given outside Fastify's hooks, such as frameworkErrors, are covered too).
+ * `serverClosing()` cuts lingering short: lingering sockets already have their answer, they
+ * must not hold up a graceful shutdown.
  */
-export default fp(
-  async function lingeringClose(app) {
-    const lingering = new Set<Lingering>();
-    let closing = false;
+export function lingerAfterEarlyAnswers(server: Server): { serverClosing(): void } {
+  const lingering = new Set<Lingering>();
+  let closing = false;
 
-    // Before Fastify's own listener: it may answer synchronously (an onRequest hook's 401).
-    app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
-      if (announcesBody(request)) watchAnswer(request, response);
+  // Before the server's other 'request' listeners: Fastify's may answer synchronously (an
+  // onRequest hook's 401).
+  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (announcesBody(request)) watchAnswer(request, response);
+  });
+
+  /** When the answer starts while the body is still arriving, close after it, lingering. */
+  function watchAnswer(request: IncomingMessage, response: ServerResponse) {
+    const writeHead = response.writeHead;
+    response.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+      response.writeHead = writeHead;
+      if (bodyStillArriving(request)) {
+        if (!isSmall(request)) response.setHeader('connection', 'close');
+        const socket = request.socket;
+        // Node's HTTP server calls destroySoon() once an answer that closes the connection has
+        // been written (ours, or a `Connection: close` set by anyone else).
+        socket.destroySoon = function () {
+          delete (socket as Partial<Socket>).destroySoon;
+          if (bodyStillArriving(request)) linger(socket);
+          else socket.destroySoon();
+        };
+      }
+      return writeHead.apply(this, args);
+    } as ServerResponse['writeHead'];
+  }
+
+  function linger(socket: Socket) {
+    if (socket.destroyed) return;
+    const destroy = () => socket.destroy();
+    let endsAt = Date.now() + (closing ? LINGER_WHILE_CLOSING_MS : LINGER_MS);
+    let timer = setTimeout(destroy, endsAt - Date.now()).unref();
+    const entry: Lingering = {
+      shorten(ms) {
+        if (Date.now() + ms >= endsAt) return;
+        endsAt = Date.now() + ms;
+        clearTimeout(timer);
+        timer = setTimeout(destroy, ms).unref();
+      },
+    };
+    lingering.add(entry);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      lingering.delete(entry);
     });
 
-    // Lingering sockets already have their answer: they must not hold up a graceful shutdown.
-    app.addHook('preClose', (done) => {
+    socket.end(); // FIN after the answer
+    // The client has closed its side: nothing more will arrive; close once our side is flushed.
+    const clientDone = () => (socket.writableFinished ? destroy() : socket.once('finish', destroy));
+    if (socket.readableEnded) clientDone();
+    else socket.once('end', clientDone);
+    // From now on the bytes are the rest of a refused body: count and drop them. Adding a
+    // 'data' listener also makes Node's HTTP parser stop reading the socket directly; removing
+    // its listener means nothing more is parsed (no request is served after this answer).
+    let received = 0;
+    const discard = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > LINGER_MAX_BYTES) destroy();
+    };
+    socket.on('data', discard);
+    for (const listener of socket.listeners('data')) {
+      if (listener !== discard) socket.removeListener('data', listener as (...args: unknown[]) => void);
+    }
+    socket.resume();
+    keepReading(socket);
+  }
+
+  return {
+    serverClosing() {
       closing = true;
       for (const entry of lingering) entry.shorten(LINGER_WHILE_CLOSING_MS);
-      done();
-    });
-
-    /** When the answer starts while the body is still arriving, close after it, lingering. */
-    function watchAnswer(request: IncomingMessage, response: ServerResponse) {
-      const writeHead = response.writeHead;
-      response.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
-        response.writeHead = writeHead;
-        if (bodyStillArriving(request)) {
-          if (!isSmall(request)) response.setHeader('connection', 'close');
-          const socket = request.socket;
-          // Node's HTTP server calls destroySoon() once an answer that closes the connection has
-          // been written (ours, or a `Connection: close` set by anyone else).
-          socket.destroySoon = function () {
-            delete (socket as Partial<Socket>).destroySoon;
-            if (bodyStillArriving(request)) linger(socket);
-            else socket.destroySoon();
-          };
-        }
-        return writeHead.apply(this, args);
-      } as ServerResponse['writeHead'];
-    }
-
-    function linger(socket: Socket) {
-      if (socket.destroyed) return;
-      const destroy = () => socket.destroy();
-      let endsAt = Date.now() + (closing ? LINGER_WHILE_CLOSING_MS : LINGER_MS);
-      let timer = setTimeout(destroy, endsAt - Date.now()).unref();
-      const entry: Lingering = {
-        shorten(ms) {
-          if (Date.now() + ms >= endsAt) return;
-          endsAt = Date.now() + ms;
-          clearTimeout(timer);
-          timer = setTimeout(destroy, ms).unref();
-        },
-      };
-      lingering.add(entry);
-      socket.once('close', () => {
-        clearTimeout(timer);
-        lingering.delete(entry);
-      });
-
-      socket.end(); // FIN after the answer
-      // The client has closed its side: nothing more will arrive; close once our side is flushed.
-      const clientDone = () => (socket.writableFinished ? destroy() : socket.once('finish', destroy));
-      if (socket.readableEnded) clientDone();
-      else socket.once('end', clientDone);
-      // From now on the bytes are the rest of a refused body: count and drop them. Adding a
-      // 'data' listener also makes Node's HTTP parser stop reading the socket directly; removing
-      // its listener means nothing more is parsed (no request is served after this answer).
-      let received = 0;
-      const discard = (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > LINGER_MAX_BYTES) destroy();
-      };
-      socket.on('data', discard);
-      for (const listener of socket.listeners('data')) {
-        if (listener !== discard) socket.removeListener('data', listener as (...args: unknown[]) => void);
-      }
-      socket.resume();
-      keepReading(socket);
-    }
-  },
-  { name: 'lingering-close' },
-);
+    },
+  };
+}
 
 function announcesBody(request: IncomingMessage): boolean {
   const length = request.headers['content-length'];

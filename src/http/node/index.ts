@@ -1,0 +1,84 @@
+// The Node HTTP layer: everything that reaches below Fastify's and Node's public behaviour,
+// in one place, so that a Node or Fastify upgrade can be tried without it. This file is the
+// one way in; each part is described once, in its own file:
+//
+//   answerInTurns              turns.ts           the requests of one event-loop turn answered together, in bounded batches
+//   pipelineInOrder            pipeline.ts        a pipelined request runs once the answer before it is written, never after a close
+//   answerHalfClosedClients    half-close.ts      a client that half-closes still gets its answers (httpAllowHalfOpen)
+//   lingeringClose             lingering-close.ts an answer given while a body still arrives is not lost to a TCP reset
+//   ignoreUnknownExpect        expect.ts          an unknown `Expect` is served as usual, not refused with a bare 417
+//   finishAnswersOnClientError client-error.ts    a client error after complete requests closes once their answers are out
+//
+// (server.ts makes the server the first three need; answers.ts tracks each connection's
+// answers for pipelineInOrder and finishAnswersOnClientError.)
+//
+// The switch: every part is on unless its option is false. The HTTP_MACHINERY setting
+// (src/config.ts) sets them all: `on` (default), `off`, or a comma-separated list of the parts
+// to keep on, by their setting names (`answer-in-turns`, ...: settingName). A part switched
+// off leaves Node's or Fastify's own behaviour; with every part off Fastify makes its own
+// server and nothing here touches a listener, socket or response.
+import type { App } from '../types.js';
+import { trackAnswers } from './answers.js';
+import { finishAnswersFirst, type ClientErrorHandler } from './client-error.js';
+import { ignoreUnknownExpect } from './expect.js';
+import { lingerAfterEarlyAnswers } from './lingering-close.js';
+import { createHttpServer, type ServerSettings } from './server.js';
+import type { RequestListener } from './turns.js';
+
+export type { ServerSettings } from './server.js';
+
+export const NODE_HTTP_PARTS = [
+  'answerInTurns',
+  'pipelineInOrder',
+  'answerHalfClosedClients',
+  'lingeringClose',
+  'ignoreUnknownExpect',
+  'finishAnswersOnClientError',
+] as const;
+
+export type NodeHttpPart = (typeof NODE_HTTP_PARTS)[number];
+
+/** Which parts are on. */
+export type NodeHttpParts = Record<NodeHttpPart, boolean>;
+
+/** A part's name in the HTTP_MACHINERY setting: `answerInTurns` → `answer-in-turns`. */
+export function settingName(part: NodeHttpPart): string {
+  return part.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+}
+
+export interface NodeHttpLayer {
+  /** Fastify's `serverFactory`; undefined when Fastify's own server will do (no part needs ours). */
+  serverFactory: ((handler: RequestListener) => ReturnType<typeof createHttpServer>) | undefined;
+  /** Fastify's `clientErrorHandler`: `fallback`, behind the parts that are on. */
+  clientErrorHandler(fallback: ClientErrorHandler): ClientErrorHandler;
+  /** Installs the other parts that are on on the app's server, once Fastify has made it. */
+  install(app: App): void;
+}
+
+/** The parts that are on (all, unless false in `parts`), for a server with `settings`. */
+export function nodeHttpLayer(settings: ServerSettings, parts: Partial<NodeHttpParts> = {}): NodeHttpLayer {
+  const on = (part: NodeHttpPart) => parts[part] !== false;
+  const ownServer = on('answerInTurns') || on('pipelineInOrder') || on('answerHalfClosedClients');
+  return {
+    serverFactory: ownServer
+      ? (handler) =>
+          createHttpServer(handler, settings, {
+            answerInTurns: on('answerInTurns'),
+            pipelineInOrder: on('pipelineInOrder'),
+            answerHalfClosedClients: on('answerHalfClosedClients'),
+          })
+      : undefined,
+    clientErrorHandler: (fallback) => (on('finishAnswersOnClientError') ? finishAnswersFirst(fallback) : fallback),
+    install(app) {
+      if (on('finishAnswersOnClientError')) trackAnswers(app.server);
+      if (on('ignoreUnknownExpect')) ignoreUnknownExpect(app.server);
+      if (on('lingeringClose')) {
+        const lingering = lingerAfterEarlyAnswers(app.server);
+        app.addHook('preClose', (done) => {
+          lingering.serverClosing();
+          done();
+        });
+      }
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// The HTTP server under Fastify (its `serverFactory`), made only when a part must stand
+// between Node and Fastify's handler: Node's http.Server with the settings Fastify would give
+// its own (fastify/lib/server.js), and the server-level parts that are on.
+import http from 'node:http';
+import type { Server } from 'node:http';
+import { trackAnswers } from './answers.js';
+import { answerHalfClosedClients } from './half-close.js';
+import { inPipelineOrder } from './pipeline.js';
+import { answerInTurns, type RequestListener } from './turns.js';
+
+/** The settings Fastify makes its own HTTP/1 server with (its options of the same names). */
+export interface ServerSettings {
+  http?: http.ServerOptions;
+  keepAliveTimeout: number;
+  requestTimeout: number;
+  connectionTimeout: number;
+}
+
+/** The parts made here, each on unless false (index.ts describes them). */
+export interface ServerParts {
+  answerInTurns?: boolean;
+  pipelineInOrder?: boolean;
+  answerHalfClosedClients?: boolean;
+}
+
+/** The server Fastify would make, with `handler` behind the parts that are on. */
+export function createHttpServer(handler: RequestListener, settings: ServerSettings, parts: ServerParts = {}): Server {
+  const turns = parts.answerInTurns === false ? undefined : answerInTurns(handler);
+  const answer = turns?.listener ?? handler;
+  const server = http.createServer(settings.http ?? {}, parts.pipelineInOrder === false ? answer : inPipelineOrder(answer));
+  if (parts.pipelineInOrder !== false) trackAnswers(server);
+  if (turns !== undefined) server.on('connection', turns.connectionAccepted);
+  server.keepAliveTimeout = settings.keepAliveTimeout;
+  server.requestTimeout = settings.requestTimeout;
+  server.setTimeout(settings.connectionTimeout);
+  if (parts.answerHalfClosedClients !== false) answerHalfClosedClients(server);
+  return server;
+}
