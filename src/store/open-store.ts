@@ -3,7 +3,7 @@
 import { Migrator, sql } from 'kysely';
 import type { Logger } from 'pino';
 import { BatchedBookStore } from './batched-book-store.js';
-import { BookRepository } from './book-repository.js';
+import { bookRepository } from './book-repository.js';
 import type { BookStore } from './book-store.js';
 import type { BookStoreDriver, DriverOptions } from './driver.js';
 import { newLeaseHolder, withMigrationLease, type LeaseOptions } from './migration-lease.js';
@@ -80,7 +80,7 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
  * share of a batch is retried on its own (and a 503 decided).
  */
 export function bookStoreOn(driver: BookStoreDriver): BookStore {
-  return new RetryingBookStore(new BatchedBookStore(new BookRepository(driver), driver), driver.classifyError);
+  return new RetryingBookStore(new BatchedBookStore(bookRepository(driver), driver), driver.classifyError);
 }
 
 /**
