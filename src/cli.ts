@@ -35,6 +35,7 @@ Configuration comes from the environment and from .env in the working directory
   METRICS             true       serve /metrics
   WEB_UI              true       serve the web page at / (false: / is 404 as any unknown path)
   WORKERS             1          processes sharing the port
+  HTTP_MACHINERY      on         the Node HTTP layer's parts: on, off, or the parts to keep on
 See README.md and .env.example.
 `;
 
