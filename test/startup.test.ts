@@ -1,4 +1,4 @@
-// Startup (README "Configuration" and "Running in production"): the built service starts
+// Startup (README "Configuration", docs/operations.md "Startup and its failures"): the built service starts
 // from any working directory, reads .env there, and refuses to start with one clear line
 // (naming the setting and the cause, exit code 1, no stack trace) whatever the user got wrong.
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';

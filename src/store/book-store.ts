@@ -18,7 +18,8 @@
 //   returning.ts        INSERT/UPDATE … RETURNING, for the databases that have it
 //   migrations/         versioned DDL; the id column and table options come from the driver
 //   sqlite/ postgres/ mysql/
-//                       one folder per database, everything that differs: connection or pool
+//                       one folder per database, everything that differs: how DB_URL names it
+//                       (<kind>-config.ts, light: no driver import), connection or pool
 //                       and its stats, DDL, how queries run (SQLite: synchronous, cached
 //                       statements, group commit; PostgreSQL: named prepared statements), the
 //                       insert, update and list-page strategies, and errors.ts (its classifier)

@@ -1,4 +1,4 @@
-// The response envelope on every path, including paths that are not API endpoints (README "API";
+// The response envelope on every path, including paths that are not API endpoints (README "API at a glance";
 // docs/api.md "Errors"): every answer is the JSON envelope with HTTP status == body.status;
 // 404 "Route not found", 405 with Allow, 413 over the 1 MiB body limit, an undecodable :id
 // after authentication, JSON parsing, and the response headers.

@@ -1,6 +1,6 @@
 // POST /token (docs/api.md "POST /token", "Authentication"): correct credentials → a token,
 // wrong ones → 401, an unreadable payload → 400; the token's properties (HS256, the only claim
-// exp, 15 minutes) and the failed-login limit (README "Security").
+// exp, 15 minutes) and the failed-login limit (docs/operations.md "Security").
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/client/concurrent-logins.js';

@@ -1,4 +1,4 @@
-// The command line of the built entry point (README "Quick start" and "Operations"):
+// The command line of the built entry point (README "Quick start", docs/operations.md):
 // `--help`, `--version`, `migrate` (apply the migrations, then exit), and command-line mistakes.
 // Runs dist/main.js as a child process in an empty working directory with a clean environment.
 import { spawnSync } from 'node:child_process';

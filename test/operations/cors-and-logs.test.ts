@@ -1,5 +1,5 @@
 // CORS (README "Configuration": CORS_ORIGINS, off by default; preflight allows Authorization,
-// Content-Type and X-Request-Id) and logs (README "Operations": one pino JSON line per finished
+// Content-Type and X-Request-Id) and logs (docs/operations.md "Logs": one pino JSON line per finished
 // request with reqId, method, route, url, status, durationMs; X-Request-Id of 1–128 characters
 // of `A-Z a-z 0-9 . _ : @ / + = -` is used and echoed, anything else replaced by a UUID;
 // Authorization headers, passwords, tokens and the secret are never logged).

@@ -1,4 +1,4 @@
-// GET /docs (README "Operations": interactive API reference, Swagger UI served from the
+// GET /docs (docs/operations.md "Health, metrics and the API document": interactive API reference, Swagger UI served from the
 // package, no CDN), end to end in a real headless Chromium driven by playwright-core: the page
 // carries the service's own title and logo, shows the six operations and performs a real
 // POST /token, and loads nothing from elsewhere.

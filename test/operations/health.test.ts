@@ -1,4 +1,4 @@
-// GET /healthz and GET /readyz (README "Operations"): liveness touches nothing; readiness
+// GET /healthz and GET /readyz (docs/operations.md "Health, metrics and the API document"): liveness touches nothing; readiness
 // pings the store, answers 503 "Service unavailable" while it is down (within its 2 s bound)
 // and 200 again once it is back. The outage runs the built service as a child process over a
 // private PostgreSQL cluster (test/helpers/infra/postgres-cluster.ts) that the test stops and restarts.
@@ -14,7 +14,7 @@ import { describeIf } from '../helpers/requirements.js';
 const ALIVE = { status: 200, message: 'Service is alive', data: { status: 'ok' } };
 const READY = { status: 200, message: 'Service is ready', data: { status: 'ok' } };
 const UNAVAILABLE = { status: 503, message: 'Service unavailable', data: null };
-/** README: readiness gives up on the store after 2 s; allow scheduling slack on top. */
+/** docs/operations.md: readiness gives up on the store after 2 s; allow scheduling slack on top. */
 const READY_BOUND_MS = 2_000 + 1_500;
 
 interface Probe {

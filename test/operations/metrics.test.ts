@@ -1,4 +1,4 @@
-// GET /metrics (README "Operations"): Prometheus text with http_requests_total and
+// GET /metrics (docs/operations.md "Health, metrics and the API document"): Prometheus text with http_requests_total and
 // http_request_duration_seconds by method, route pattern and status, the store's pool gauge
 // and Node's default process metrics; METRICS=false removes the route.
 import { createConnection } from 'mysql2/promise';

@@ -1,4 +1,4 @@
-// `npm start` (README "Quick start" and "Running in production"): it serves from dist/,
+// `npm start` (README "Quick start", docs/operations.md "In production"): it serves from dist/,
 // compiled only when src/ changed (`tsc -b`'s up-to-date check; its speed is measured, not
 // asserted here), and stop signals reach the service itself: SIGTERM to npm drains and exits
 // the service (no orphan left running), and Ctrl-C (SIGINT to the whole process group, so the

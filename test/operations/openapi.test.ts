@@ -1,4 +1,4 @@
-// GET /openapi.json (README "Operations"): a valid OpenAPI 3.1 document generated from the
+// GET /openapi.json (docs/operations.md "Health, metrics and the API document"): a valid OpenAPI 3.1 document generated from the
 // route schemas, that typed clients can use as it is: every route the app serves, the token
 // security scheme, an operationId and tags on every operation, named schemas in
 // components.schemas referenced by `$ref`, the `:id` path parameter as an int64 from 1 up, and
@@ -138,7 +138,7 @@ const EXPECTED_ANSWERS: Record<string, Record<number, string[]>> = {
   'GET /metrics': { 500: [Messages.internalError] },
 };
 
-/** README "Validation and errors": every fixed error message, with the operations and status that carry it. */
+/** docs/api.md "Validation" and "Errors": every fixed error message, with the operations and status that carry it. */
 const DOCUMENTED_ERRORS: Array<{ status: string; message: string; operations: string[] }> = [
   { status: '400', message: 'Invalid input', operations: ['POST /book', 'PUT /book/{id}'] },
   { status: '400', message: 'Invalid request payload', operations: ['POST /token'] },
@@ -431,7 +431,7 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('every fixed error message of the README appears in the document', async () => {
+  it('every fixed error message of docs/api.md appears in the document', async () => {
     const text = JSON.stringify(await fetchDocument());
     for (const { message } of DOCUMENTED_ERRORS) expect(text, message).toContain(JSON.stringify(message));
   });

@@ -1,6 +1,6 @@
 // WORKERS=N: each worker gets a V8 heap ceiling of 1 GiB (src/commands/supervise.ts) unless the
 // operator chose one, because with Node's default ceiling on a large machine V8 lets the heap
-// grow 4× between full collections (README "Running in production").
+// grow 4× between full collections (docs/operations.md "Processes and memory").
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -65,7 +65,7 @@ const CASES: Case[] = [
   { name: '400 malformed request line', status: 400, request: () => ({ method: 'G ET', path: '/books' }) },
   // Node's own answer to an Expect it cannot meet (left out when HTTP_MACHINERY turns ignore-unknown-expect off: Node's bare 417).
   ...(machinery.ignoreUnknownExpect ? [{ name: '417 Expect: something-else', status: [417, 200], request: ({ token }) => ({ method: 'GET', path: '/books', headers: [...auth(token), ['Expect', 'something-else']] }) } satisfies Case] : []),
-  // Operational routes (README "Operations").
+  // Operational routes (docs/operations.md "Health, metrics and the API document").
   { name: 'GET /healthz', status: 200, request: () => ({ method: 'GET', path: '/healthz' }) },
   { name: 'GET /readyz', status: 200, request: () => ({ method: 'GET', path: '/readyz' }) },
   { name: 'GET /metrics', status: 200, json: false, request: () => ({ method: 'GET', path: '/metrics' }) },

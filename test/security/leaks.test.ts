@@ -1,4 +1,4 @@
-// Nothing internal in a response, nothing secret in the log (README "Security": error bodies
+// Nothing internal in a response, nothing secret in the log (docs/operations.md "Security": error bodies
 // hold only the fixed messages, SQL, stack traces and driver messages go to the log only; the
 // log never contains the Authorization header, passwords, tokens or SECRET_TOKEN).
 // A battery of bad requests (malformed and poisoned bodies, SQL in ids and fields, forged

@@ -1,4 +1,4 @@
-// LOGIN_LIMIT_STORE=redis://… (README "Scaling out"): every instance counts failed logins in one
+// LOGIN_LIMIT_STORE=redis://… (docs/scaling-out.md): every instance counts failed logins in one
 // place, so the 11th failure within a minute is refused on any instance, with the same rules
 // as one process (429 with Retry-After for every login from that address, a correct one too).
 // While Redis is down, logins are still answered (401/200/429, never 5xx) with a count per

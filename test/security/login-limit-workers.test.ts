@@ -1,4 +1,4 @@
-// The failed-login limit (README "Security": after 10 failed POST /token attempts within a
+// The failed-login limit (docs/operations.md "Security": after 10 failed POST /token attempts within a
 // minute from one address, every login attempt gets 429 with Retry-After) holds with WORKERS=2:
 // the workers share one count, so spreading attempts over them gains an attacker nothing.
 import http from 'node:http';

@@ -1,4 +1,4 @@
-// Versioned migrations run at startup, safely when several instances start at once (README
+// Versioned migrations run at startup, safely when several instances start at once (docs/api.md
 // "Running on PostgreSQL or MySQL"; "migrations safe under concurrent startup"): three service
 // processes started at the same moment on one empty PostgreSQL database all come up, the
 // migrations are applied exactly once, and every instance serves requests.

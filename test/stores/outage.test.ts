@@ -1,5 +1,5 @@
-// Store outages (README: "503 Service unavailable: the store cannot be reached; the service
-// recovers by itself when it is back"; DB_QUERY_TIMEOUT; DB_CONNECT_TIMEOUT). The built
+// Store outages (docs/api.md "Errors": 503 Service unavailable: the store cannot be reached; the service
+// recovers by itself when it is back; DB_QUERY_TIMEOUT; DB_CONNECT_TIMEOUT). The built
 // service runs as a child process over a private PostgreSQL cluster that the test stops
 // (cleanly, or like a crash), freezes and restarts under live traffic (GET /books and
 // POST /book from 8 clients): during the outage every answer is the 503 envelope within

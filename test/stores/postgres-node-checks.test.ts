@@ -1,4 +1,4 @@
-// The PostgreSQL node in use, watched (README "Scaling out", target_session_attrs), over a
+// The PostgreSQL node in use, watched (docs/scaling-out.md, target_session_attrs), over a
 // private cluster the test reconfigures and the built service as a child process:
 //   - a primary fenced read-only without a restart (ALTER SYSTEM default_transaction_read_only
 //     and a reload: the open connections stay open and keep reading) is noticed within 2 s

@@ -1,4 +1,4 @@
-// Graceful shutdown under load (README "signals, graceful shutdown"): SIGTERM in the middle of
+// Graceful shutdown under load (docs/operations.md "Shutdown"): SIGTERM in the middle of
 // a continuous stream of POST /book. The process drains and exits 0, and no acknowledged
 // write is lost: every book answered with 201 is in the store when the service starts again.
 // Requests refused because the server was closing (connection refused or reset) were never

@@ -1,7 +1,7 @@
 // Fuzzing request bodies (harness.ts says what every request is held to): generated JSON text
 // at every body endpoint, with any Content-Type and Authorization, raw bytes spliced in,
 // prototype-poisoning keys, and nesting 10,000 deep and more. The conformance property
-// additionally predicts the status of each request from the documented rules (README
+// additionally predicts the status of each request from the documented rules (docs/api.md
 // "Validation and errors", docs/api.md "Validation" and "Ids": book and login bodies, ids, JSON
 // whatever the Content-Type).
 import fc from 'fast-check';
@@ -374,7 +374,7 @@ async function runBodyCase(fixture: Fixture, testCase: BodyCase): Promise<Outcom
   return { response, envelope, target, validAuth: auth.valid, tokenRequired: auth.required, parsed, context };
 }
 
-/** The documented rules (README, docs/api.md) for the status and message of a body request. */
+/** The documented rules (docs/api.md) for the status and message of a body request. */
 function expectedByDesign(outcome: Outcome): Array<[number, string]> {
   const { target, parsed } = outcome;
   if (target.protected && !outcome.validAuth) {
@@ -437,7 +437,7 @@ fuzzEveryStore((fixture, kind) => {
           }),
           async (testCase) => {
             const outcome = await runBodyCase(fixture, testCase);
-            // README: `__proto__` and `constructor.prototype` keys are refused.
+            // docs/api.md: `__proto__` and `constructor.prototype` keys are refused.
             if (!outcome.parsed.readable && outcome.parsed.why === 'poisoned') {
               expect(outcome.response.status, `a poisoned body was accepted\n${outcome.context}`).toBe(testCase.endpoint === 'update-missing' ? 404 : 400);
             }
@@ -475,7 +475,7 @@ fuzzEveryStore((fixture, kind) => {
           const outcome = await runBodyCase(fixture, testCase);
           const expected = expectedByDesign(outcome);
           const actual: [number, string] = [outcome.response.status, outcome.envelope.message];
-          expect(expected, `README rules give ${JSON.stringify(expected)}, the service answered ${JSON.stringify(actual)}\n${outcome.context}`).toContainEqual(actual);
+          expect(expected, `docs/api.md rules give ${JSON.stringify(expected)}, the service answered ${JSON.stringify(actual)}\n${outcome.context}`).toContainEqual(actual);
         }),
         params(1500, kind),
       );

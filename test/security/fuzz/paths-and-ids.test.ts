@@ -108,7 +108,7 @@ async function runPathCase(fixture: Fixture, testCase: PathCase): Promise<void> 
   }
   const response = exchange.response;
   expect(response.status, `5xx\n${context}`).toBeLessThan(500);
-  // The operational answers that are not the envelope (README "Operations"): metrics text,
+  // The operational answers that are not the envelope (docs/operations.md "Health, metrics and the API document"): metrics text,
   // the OpenAPI document, the docs page and its assets and redirects.
   const pathname = testCase.path.split('?')[0] ?? '';
   const notEnvelope = /^(GET|HEAD)$/.test(testCase.method) && /^\/(metrics|openapi\.json|docs(\/.*)?)$/.test(pathname) && response.status < 400;
