@@ -6,14 +6,14 @@
 // the next socket is even read: read, JavaScript, kernel send, read, JavaScript, kernel send...
 // Queued instead and answered in the 'check' phase of the same turn (setImmediate), the reads
 // of a turn run back to back, then the handlers, then, as their promises resolve, the writes:
-// each kind of work stays hot in the CPU's caches. Measured on one pinned core under 64
-// connections: a bare node:http server 17,500 → 31,500 req/s, the service's GET /book/:id on
-// SQLite 5,900 → 11,500 req/s (docs/benchmarks-changes.md).
+// each kind of work stays hot in the CPU's caches: close to half the CPU per request
+// (measured: docs/benchmarks-changes.md).
 //
 // Why a bounded batch. libuv accepts one new connection per turn of the loop. When every turn
 // answers all 64 busy connections first, a burst of new connections (a load balancer opening
-// its pool, clients reconnecting) is accepted one per ~8 ms: the 64th waited 0.3–0.45 s for
-// its first answer. So a turn answers at most REQUESTS_PER_TURN requests, and only
+// its pool, clients reconnecting) is accepted one per turn, each behind a full turn of
+// answers: the last new connection waited long for its first answer (docs/benchmarks-changes.md,
+// "The tail at 64 connections"). So a turn answers at most REQUESTS_PER_TURN requests, and only
 // REQUESTS_PER_TURN_WHILE_ACCEPTING while connections are arriving (one was accepted in this
 // turn): the loop then turns, and accepts, every few requests until the burst is over. The
 // requests left over are answered in the next turns, first come, first served.

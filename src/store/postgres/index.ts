@@ -34,7 +34,8 @@ export const postgres: DatabaseModule<PostgresTarget> = {
     const run = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
     // row_to_json writes each book in BOOK_COLUMNS order (the subquery's), the id exact, and
     // string_agg joins the page into one text: a page of 1,000 books is one value, not 1,000
-    // row objects (that garbage is what made listing 100,000 books grow the heap by 65 MiB).
+    // row objects (that garbage grew the heap when listing large collections:
+    // docs/benchmarks-changes.md).
     const page = db
       .selectFrom(db.selectFrom('books').select(BOOK_COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).as('b'))
       .select([

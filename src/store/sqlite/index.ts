@@ -30,7 +30,8 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
     const read = <R>(query: CompiledQuery<R>) => Promise.resolve(connection.execute(query));
     const write = <R>(query: CompiledQuery<R>) => groupCommit.run(() => connection.execute(query));
     // Each row is the book's JSON text itself, written by SQLite in BOOK_COLUMNS order, the
-    // id exact (building row objects costs half the query).
+    // id exact (no row objects to build: a large part of the query's cost, measured in
+    // docs/benchmarks-changes.md).
     const page = db
       .selectFrom('books')
       .select(sql<string>`json_object(${sql.raw(JSON_OBJECT_ARGUMENTS)})`.as('json'))
