@@ -19,58 +19,31 @@
 // (mariadb-install-db on PATH), TEST_GALERA_PROVIDER (default /usr/lib/galera/libgalera_smm.so),
 // rsync and wsrep_sst_rsync on PATH. Missing ones: describeIf('galera-binaries') skips the suite
 // (requirements.ts).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { promisify } from 'node:util';
+import { accessSync, constants, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { freePort } from './free-port.js';
-
-const run = promisify(execFile);
+import { IS_ROOT, assertPlainDatabaseName, logTail as fileTail, makeOwnedDir, makeScratchDir, missingTools, pollUntil, resolveExecutable, runTool, spawnServer, systemUserIds, type ServerProcess } from './server-process.js';
 
 export const MARIADBD = process.env.TEST_MARIADBD ?? '/usr/sbin/mariadbd';
 export const MARIADB_INSTALL_DB = process.env.TEST_MARIADB_INSTALL_DB ?? 'mariadb-install-db';
 export const GALERA_PROVIDER = process.env.TEST_GALERA_PROVIDER ?? '/usr/lib/galera/libgalera_smm.so';
-const IS_ROOT = process.getuid?.() === 0;
 /** TEST_GALERA_DEBUG=1 prints how long each startup step took. */
 const DEBUG = process.env.TEST_GALERA_DEBUG === '1';
 /** How long one node may take to start (or rejoin) and report Synced. */
 const NODE_START_TIMEOUT_MS = 60_000;
 
-/** `command` as an absolute path if it is one, else the first match on PATH; undefined if not executable. */
-function resolveExecutable(command: string): string | undefined {
-  const candidates = command.includes('/')
-    ? [command]
-    : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, command));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // next
-    }
-  }
-  return undefined;
-}
-
 /** Undefined when a private Galera cluster can be made here, else why not. */
 export function privateGaleraUnavailable(): string | undefined {
-  for (const [tool, hint] of [
-    [MARIADBD, 'TEST_MARIADBD'],
-    [MARIADB_INSTALL_DB, 'TEST_MARIADB_INSTALL_DB'],
-    ['rsync', 'PATH'],
-    ['wsrep_sst_rsync', 'PATH'],
-  ] as const) {
-    if (resolveExecutable(tool) === undefined) return `${tool} not found (set ${hint})`;
-  }
+  const tools = [[MARIADBD, 'set TEST_MARIADBD'], [MARIADB_INSTALL_DB, 'set TEST_MARIADB_INSTALL_DB'], ['rsync', 'set PATH'], ['wsrep_sst_rsync', 'set PATH']] as const;
+  const missing = missingTools(tools, 'mysql');
+  if (missing !== undefined) return missing;
   try {
     accessSync(GALERA_PROVIDER, constants.R_OK);
+    return undefined;
   } catch {
     return `${GALERA_PROVIDER} not found (set TEST_GALERA_PROVIDER to libgalera_smm.so)`;
   }
-  if (IS_ROOT && mysqlUserIds() === undefined) return 'running as root and there is no mysql user in /etc/passwd to run mariadbd as';
-  return undefined;
 }
 
 export interface GaleraNode {
@@ -134,8 +107,8 @@ interface NodeState extends GaleraNode {
   pidFile: string;
   errorLog: string;
   gmcastPort: number;
-  child: ChildProcess | undefined;
-  exited: Promise<void>;
+  /** The node's latest mariadbd, running or not. */
+  server: ServerProcess | undefined;
 }
 
 export interface PrivateGaleraOptions {
@@ -153,19 +126,14 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
   if (reason !== undefined) throw new Error(`cannot start a private Galera cluster: ${reason}`);
   const began = Date.now();
   const size = options.size ?? 3;
-  const root = mkdtempSync(join(tmpdir(), 'books-galera-'));
-  const owner = IS_ROOT ? mysqlUserIds() : undefined;
-  if (owner) chownSync(root, owner.uid, owner.gid);
-  const seedDir = join(root, 'seed');
+  const owner = IS_ROOT ? systemUserIds('mysql') : undefined;
+  const nodes: NodeState[] = [];
+  // On process exit: SIGKILL every node (they keep files open in the directory).
+  const root = makeScratchDir('books-galera-', owner, () => nodes.forEach((node) => void node.server?.kill('SIGKILL')));
+  const seedDir = join(root.path, 'seed');
   // Temporary tables in a directory of the cluster's own, never the shared /tmp: two clusters
   // bootstrapping at once there (the global setup's and a test file's) clashed on one file.
-  const tempDirOf = (name: string) => {
-    const dir = join(root, `${name}.tmp`);
-    mkdirSync(dir, { recursive: true });
-    if (owner) chownSync(dir, owner.uid, owner.gid);
-    return dir;
-  };
-  const nodes: NodeState[] = [];
+  const tempDirOf = (name: string) => makeOwnedDir(join(root.path, `${name}.tmp`), owner);
   let destroyed = false;
   const step = (what: string) => {
     if (DEBUG) console.info(`[galera +${Date.now() - began} ms] ${what}`);
@@ -180,35 +148,17 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
       port,
       address: `127.0.0.1:${port}`,
       url: (database: string) => `mysql://root@127.0.0.1:${port}/${database}`,
-      running: () => nodes[index]!.child !== undefined,
-      dataDir: join(root, name),
-      socket: join(root, `${name}.sock`),
-      pidFile: join(root, `${name}.pid`),
-      errorLog: join(root, `${name}.err`),
+      running: () => nodes[index]!.server?.running() ?? false,
+      dataDir: join(root.path, name),
+      socket: join(root.path, `${name}.sock`),
+      pidFile: join(root.path, `${name}.pid`),
+      errorLog: join(root.path, `${name}.err`),
       gmcastPort: await freePort(),
-      child: undefined,
-      exited: Promise.resolve(),
+      server: undefined,
     });
   }
   options.onNodes?.(nodes);
   const clusterAddress = (peers: NodeState[]) => `gcomm://${peers.map((peer) => `127.0.0.1:${peer.gmcastPort}`).join(',')}`;
-
-  const killAllSync = () => {
-    for (const node of nodes) {
-      if (node.child?.pid !== undefined) {
-        try {
-          process.kill(node.child.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-    }
-  };
-  const onExit = () => {
-    killAllSync();
-    rmSync(root, { recursive: true, force: true });
-  };
-  process.on('exit', onExit);
 
   const resolveNode = (node: number | GaleraNode): NodeState => {
     const state = nodes[typeof node === 'number' ? node : node.index];
@@ -216,15 +166,8 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
     return state;
   };
 
-  const logTail = (node: number | GaleraNode, lines = 40) => {
-    const { errorLog } = resolveNode(node);
-    if (!existsSync(errorLog)) return '(no error log)';
-    return readFileSync(errorLog, 'utf8')
-      .split('\n')
-      .filter((line) => !/Could not increase number of max_open_files|makes it impossible for another host to reach/.test(line))
-      .slice(-lines)
-      .join('\n');
-  };
+  const logTail = (node: number | GaleraNode, lines = 40) =>
+    fileTail(resolveNode(node).errorLog, lines, /Could not increase number of max_open_files|makes it impossible for another host to reach/);
 
   /** Spawns mariadbd for `node` (not waiting for anything). */
   const spawnNode = async (node: NodeState, clusterAddr: string, bootstrap: boolean) => {
@@ -273,22 +216,18 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
       ...(bootstrap ? ['--wsrep-new-cluster'] : []),
       ...(options.extraArgs ?? []),
     ];
-    const child = spawn(MARIADBD, args, { stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' } });
-    node.child = child;
-    node.exited = new Promise<void>((resolve) => {
-      child.once('exit', () => {
-        if (node.child === child) node.child = undefined;
-        resolve();
-      });
-      child.once('error', () => {
-        if (node.child === child) node.child = undefined;
-        resolve();
-      });
-    });
+    node.server = spawnServer(MARIADBD, args);
   };
 
-  const connect = (node: NodeState, database?: string) =>
-    createConnection({ host: '127.0.0.1', port: node.port, user: 'root', database, connectTimeout: 3000 });
+  /** Runs `work` on a fresh connection to the node (`database` optional), closed afterwards. */
+  const withConnection = async <T>(node: NodeState, database: string | undefined, work: (connection: Connection) => Promise<T>) => {
+    const connection = await createConnection({ host: '127.0.0.1', port: node.port, user: 'root', database, connectTimeout: 3000 });
+    try {
+      return await work(connection);
+    } finally {
+      await connection.end().catch(() => undefined);
+    }
+  };
 
   const readStatus = async (connection: Connection): Promise<GaleraStatus> => {
     const [rows] = await connection.query<RowDataPacket[]>(
@@ -305,39 +244,23 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
 
   /** Polls the node until it is Synced in a Primary component of `expectedSize`; throws with its log tail otherwise. */
   const waitForNode = async (node: NodeState, expectedSize: number, timeoutMs = NODE_START_TIMEOUT_MS) => {
-    const deadline = Date.now() + timeoutMs;
     let last = 'no answer yet';
-    while (Date.now() < deadline) {
-      if (node.child === undefined) {
-        throw new Error(`Galera node ${node.name} (port ${node.port}) exited while starting; its error log ends:\n${logTail(node)}`);
-      }
+    const synced = async () => {
+      if (!node.running()) throw new Error(`Galera node ${node.name} (port ${node.port}) exited while starting; its error log ends:\n${logTail(node)}`);
       try {
-        const connection = await connect(node);
-        try {
-          const status = await readStatus(connection);
-          last = JSON.stringify(status);
-          if (status.state === 'Synced' && status.clusterStatus === 'Primary' && status.clusterSize === expectedSize && status.ready) return;
-        } finally {
-          await connection.end().catch(() => undefined);
-        }
+        const status = await withConnection(node, undefined, readStatus);
+        last = JSON.stringify(status);
+        return status.state === 'Synced' && status.clusterStatus === 'Primary' && status.clusterSize === expectedSize && status.ready;
       } catch (error) {
         last = (error as Error).message;
+        return false;
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(
-      `Galera node ${node.name} (port ${node.port}) not Synced in a cluster of ${expectedSize} within ${timeoutMs} ms (last: ${last}); its error log ends:\n${logTail(node)}`,
-    );
+    };
+    await pollUntil(synced, timeoutMs, 100, () =>
+      `Galera node ${node.name} (port ${node.port}) not Synced in a cluster of ${expectedSize} within ${timeoutMs} ms (last: ${last}); its error log ends:\n${logTail(node)}`);
   };
 
-  const stopCleanly = async (node: NodeState) => {
-    node.child?.kill('SIGTERM');
-    const timer = setTimeout(() => node.child?.kill('SIGKILL'), 30_000);
-    await node.exited;
-    clearTimeout(timer);
-  };
-
-  const running = () => nodes.filter((node) => node.child !== undefined);
+  const running = () => nodes.filter((node) => node.running());
 
   const cluster: PrivateGalera = {
     nodes,
@@ -346,20 +269,15 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
       return `mysql://root@${order.map((index) => resolveNode(index).address).join(',')}/${database}`;
     },
     async kill(node) {
-      const state = resolveNode(node);
-      if (state.child === undefined) return;
-      state.child.kill('SIGKILL');
-      await state.exited;
+      await resolveNode(node).server?.kill('SIGKILL');
     },
     async restart(node) {
       const state = resolveNode(node);
-      if (state.child !== undefined) throw new Error(`Galera node ${state.name} is running; kill it first`);
+      if (state.running()) throw new Error(`Galera node ${state.name} is running; kill it first`);
       const peers = running();
       if (peers.length === 0) throw new Error(`no running Galera node for ${state.name} to rejoin`);
       // A killed node cannot be the one to bootstrap; it must join the running ones.
-      const grastate = join(state.dataDir, 'grastate.dat');
-      if (existsSync(grastate)) writeFileSync(grastate, readFileSync(grastate, 'utf8').replace(/safe_to_bootstrap: 1/, 'safe_to_bootstrap: 0'));
-      rmSync(join(state.dataDir, 'gvwstate.dat'), { force: true });
+      makeJoiner(state.dataDir);
       await spawnNode(state, clusterAddress(peers), false);
       await cluster.waitUntilSynced();
     },
@@ -367,32 +285,18 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
       const live = running();
       await Promise.all(live.map((node) => waitForNode(node, live.length, timeoutMs)));
     },
-    async status(node) {
-      const connection = await connect(resolveNode(node));
-      try {
-        return await readStatus(connection);
-      } finally {
-        await connection.end().catch(() => undefined);
-      }
-    },
-    async query<T>(node: number | GaleraNode, sql: string, params: unknown[] = [], database?: string) {
-      const connection = await connect(resolveNode(node), database);
-      try {
-        const [rows] = await connection.query(sql, params);
-        return rows as T[];
-      } finally {
-        await connection.end().catch(() => undefined);
-      }
-    },
+    status: (node) => withConnection(resolveNode(node), undefined, readStatus),
+    query: <T>(node: number | GaleraNode, sql: string, params: unknown[] = [], database?: string) =>
+      withConnection(resolveNode(node), database, async (connection) => (await connection.query(sql, params))[0] as T[]),
     async createDatabase(name) {
-      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      assertPlainDatabaseName(name);
       const [first] = running();
       if (!first) throw new Error('no running Galera node');
       await cluster.query(first, `create database ${name}`);
       return cluster.multiHostUrl(name);
     },
     async dropDatabase(name) {
-      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      assertPlainDatabaseName(name);
       const [first] = running();
       if (!first) return;
       await cluster.query(first, `drop database if exists ${name}`);
@@ -401,35 +305,23 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
     async destroy() {
       if (destroyed) return;
       destroyed = true;
-      killAllSync();
-      await Promise.all(nodes.map((node) => node.exited));
-      process.off('exit', onExit);
-      rmSync(root, { recursive: true, force: true });
+      await Promise.all(nodes.map((node) => node.server?.kill('SIGKILL')));
+      root.remove();
     },
   };
 
   try {
     // 1. System tables.
-    try {
-      await run(
-        resolveExecutable(MARIADB_INSTALL_DB)!,
-        [
-          '--no-defaults',
-          `--datadir=${seedDir}`,
-          `--tmpdir=${tempDirOf('seed')}`,
-          ...(owner ? ['--user=mysql'] : []),
-          '--auth-root-authentication-method=normal',
-          '--skip-test-db',
-          '--innodb-log-file-size=8M',
-          '--innodb-buffer-pool-size=32M',
-        ],
-        { timeout: 60_000, env: { PATH: process.env.PATH ?? '', LC_ALL: 'C' } },
-      );
-    } catch (error) {
-      const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-      throw new Error(`${MARIADB_INSTALL_DB} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });
-    }
-
+    await runTool(resolveExecutable(MARIADB_INSTALL_DB)!, [
+      '--no-defaults',
+      `--datadir=${seedDir}`,
+      `--tmpdir=${tempDirOf('seed')}`,
+      ...(owner ? ['--user=mysql'] : []),
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+      '--innodb-log-file-size=8M',
+      '--innodb-buffer-pool-size=32M',
+    ]);
     step('installed');
     // 2. Bootstrap the seed once as a one-node cluster and stop it cleanly: InnoDB and
     // grastate.dat then agree on a Galera position, so copies join by IST, not a full SST.
@@ -438,13 +330,12 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
     await spawnNode(first, clusterAddress(nodes), true);
     await waitForNode(first, 1);
     step('seed Synced');
-    await stopCleanly(first);
+    await first.server?.stop(30_000);
     step('seed stopped');
     rmSync(join(first.dataDir, 'gvwstate.dat'), { force: true });
     for (const node of nodes.slice(1)) {
       await copyTree(first.dataDir, node.dataDir);
-      const grastate = join(node.dataDir, 'grastate.dat');
-      writeFileSync(grastate, readFileSync(grastate, 'utf8').replace(/safe_to_bootstrap: 1/, 'safe_to_bootstrap: 0'));
+      makeJoiner(node.dataDir);
     }
     rmSync(seedDir, { recursive: true, force: true });
 
@@ -466,19 +357,12 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
 
 /** `cp -a`: a data directory with its owner (mysql) and modes kept. */
 async function copyTree(from: string, to: string) {
-  await run('cp', ['-a', from, to], { timeout: 60_000 });
+  await runTool('cp', ['-a', from, to]);
 }
 
-/** uid and gid of the `mysql` user, from /etc/passwd; undefined if there is none. */
-function mysqlUserIds(): { uid: number; gid: number } | undefined {
-  try {
-    const fields = readFileSync('/etc/passwd', 'utf8')
-      .split('\n')
-      .find((entry) => entry.startsWith('mysql:'))
-      ?.split(':');
-    if (!fields || fields.length < 4) return undefined;
-    return { uid: Number(fields[2]), gid: Number(fields[3]) };
-  } catch {
-    return undefined;
-  }
+/** Makes a data directory join a running cluster on its next start: never bootstrap one of its own. */
+function makeJoiner(dataDir: string) {
+  const grastate = join(dataDir, 'grastate.dat');
+  if (existsSync(grastate)) writeFileSync(grastate, readFileSync(grastate, 'utf8').replace(/safe_to_bootstrap: 1/, 'safe_to_bootstrap: 0'));
+  rmSync(join(dataDir, 'gvwstate.dat'), { force: true });
 }

@@ -4,43 +4,20 @@
 // `postgres` user and every command runs through `runuser -u postgres`.
 // Binaries: TEST_PG_BIN (default /usr/lib/postgresql/15/bin). Missing binaries:
 // describeIf('pg-binaries') skips the suite (requirements.ts).
-import { execFile } from 'node:child_process';
-import { accessSync, chownSync, constants, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Also what postgres-replication.ts shares with it: initdb and pg_ctl on one data directory.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './free-port.js';
-
-const run = promisify(execFile);
+import { IS_ROOT, RUNUSER, assertPlainDatabaseName, childrenOf, makeScratchDir, missingTools, pollUntil, runTool, signalAll, systemUserIds } from './server-process.js';
 
 export const PG_BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
-const RUNUSER = '/usr/sbin/runuser';
-export const IS_ROOT = process.getuid?.() === 0;
 
 /** Undefined when a private cluster can be made here, else why not. */
 export function privatePostgresUnavailable(): string | undefined {
-  for (const tool of ['initdb', 'pg_ctl', 'postgres']) {
-    try {
-      accessSync(join(PG_BIN, tool), constants.X_OK);
-    } catch {
-      return `${join(PG_BIN, tool)} not found (set TEST_PG_BIN to the PostgreSQL bin directory)`;
-    }
-  }
-  if (IS_ROOT) {
-    try {
-      accessSync(RUNUSER, constants.X_OK);
-    } catch {
-      return `running as root and ${RUNUSER} is missing (initdb refuses root; it must run as postgres)`;
-    }
-    try {
-      userIds();
-    } catch (error) {
-      return (error as Error).message;
-    }
-  }
-  return undefined;
+  const tools = ['initdb', 'pg_ctl', 'postgres'].map((tool) => [join(PG_BIN, tool), 'set TEST_PG_BIN to the PostgreSQL bin directory'] as const);
+  // As root every PostgreSQL tool runs through runuser as postgres: initdb refuses root.
+  return missingTools([...tools, ...(IS_ROOT ? [[RUNUSER, 'needed as root: initdb refuses root'] as const] : [])], 'postgres');
 }
 
 export interface PrivatePostgres {
@@ -65,120 +42,111 @@ export interface PrivatePostgres {
   destroy(): Promise<void>;
 }
 
-/** Runs a PostgreSQL tool, as the `postgres` user when the tests run as root. */
-export async function asPostgres(command: string, args: string[], timeoutMs = 60_000) {
-  const [file, argv] = IS_ROOT ? [RUNUSER, ['-u', 'postgres', '--', command, ...args]] : [command, args];
+/** Runs a tool of PG_BIN to its end, as the `postgres` user when the tests run as root. */
+export async function pgTool(tool: string, args: string[]): Promise<void> {
+  await runTool(join(PG_BIN, tool), args, { asUser: 'postgres' });
+}
+
+/** The `postgres` user's ids when the tests run as root (the owner of every cluster file), else undefined. */
+export const clusterOwner = () => (IS_ROOT ? systemUserIds('postgres') : undefined);
+
+/** initdb and pg_ctl for the data directory `<root>/<name>`; its server on 127.0.0.1:`port` has its socket and `<name>.log` in `root`. */
+export function pgDataDir(root: string, name: string, port: number) {
+  const dataDir = join(root, name);
+  const logFile = join(root, `${name}.log`);
+  const pgCtl = (args: string[]) => pgTool('pg_ctl', ['-D', dataDir, ...args]);
+  return {
+    dataDir,
+    logFile,
+    initdb: () => pgTool('initdb', ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']),
+    /** `settings`: more `-c name=value` options for the server. */
+    start(settings: string[] = []) {
+      // Unix socket in our own directory (the default /var/run/postgresql may not be ours);
+      // fsync off: the cluster is thrown away, and the tests are about outages, not disks (a
+      // SIGKILLed postmaster loses nothing the OS has).
+      const options = [`-p ${port}`, `-k ${root}`, '-c listen_addresses=127.0.0.1', '-c fsync=off', '-c max_connections=100', ...settings];
+      return pgCtl(['-o', options.join(' '), '-l', logFile, '-w', '-t', '30', 'start']);
+    },
+    stop: (mode: 'fast' | 'immediate' = 'fast') => pgCtl(['-m', mode, '-w', '-t', '30', 'stop']),
+    promote: () => pgCtl(['-w', '-t', '30', 'promote']),
+    isRunning: () => pgCtl(['status']).then(() => true, () => false),
+    /** The postmaster's pid from postmaster.pid; undefined while there is none. */
+    postmasterPid(): number | undefined {
+      try {
+        const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        return Number.isFinite(pid) ? pid : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+/** Runs one statement on a fresh connection to `url` and returns its rows. */
+export async function queryOnce<T extends pg.QueryResultRow = pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  await client.connect();
   try {
-    return await run(file, argv, { timeout: timeoutMs, env: { PATH: process.env.PATH ?? '', LC_ALL: 'C' } });
-  } catch (error) {
-    const { stderr, stdout } = error as { stderr?: string; stdout?: string };
-    throw new Error(`${command} ${args.join(' ')} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`, {
-      cause: error,
-    });
+    return (await client.query<T>(sql, params)).rows;
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 
 /** initdb a new cluster on a free port (not started). */
 export async function createPrivatePostgres(): Promise<PrivatePostgres> {
-  const root = mkdtempSync(join(tmpdir(), 'books-pg-'));
-  const dataDir = join(root, 'data');
-  if (IS_ROOT) {
-    const { uid, gid } = userIds();
-    chownSync(root, uid, gid);
-  }
+  const root = makeScratchDir('books-pg-', clusterOwner());
   const port = await freePort();
-  const pgCtl = join(PG_BIN, 'pg_ctl');
-  const logFile = join(root, 'server.log');
+  const server = pgDataDir(root.path, 'data', port);
   let destroyed = false;
   let frozen: number[] = [];
 
-  await asPostgres(join(PG_BIN, 'initdb'), ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  await server.initdb();
 
   const cluster: PrivatePostgres = {
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    dataDir,
-    async start() {
-      // Unix socket in our own directory (the default /var/run/postgresql may not be ours);
-      // fsync off: this cluster is thrown away, and the tests here are about outages, not disks.
-      const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
-      await asPostgres(pgCtl, ['-D', dataDir, '-o', options, '-l', logFile, '-w', '-t', '30', 'start']);
-    },
-    async stop(mode = 'fast') {
-      await asPostgres(pgCtl, ['-D', dataDir, '-m', mode, '-w', '-t', '30', 'stop']);
-    },
-    async isRunning() {
-      try {
-        await asPostgres(pgCtl, ['-D', dataDir, 'status']);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    dataDir: server.dataDir,
+    start: () => server.start(),
+    stop: (mode) => server.stop(mode),
+    isRunning: () => server.isRunning(),
     async freeze() {
-      const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const postmaster = server.postmasterPid();
+      if (postmaster === undefined) throw new Error('freeze: the cluster is not running');
       // The postmaster first, so it forks no backend after its children are listed (a backend
       // forked in between kept answering through a whole "hang" once, seen in CI). Then its
       // children, listed again until each one shows as stopped (signals arrive asynchronously).
       process.kill(postmaster, 'SIGSTOP');
       frozen = [postmaster];
-      const deadline = Date.now() + 5000;
-      for (;;) {
-        const running = [postmaster, ...childrenOf(postmaster)].filter((pid) => !isStopped(pid));
-        if (running.length === 0) return;
-        if (Date.now() > deadline) throw new Error(`freeze: processes ${running.join(', ')} still run after 5 s`);
+      let running: number[] = [];
+      const allStopped = () => {
+        running = [postmaster, ...childrenOf(postmaster)].filter((pid) => !isStopped(pid));
         for (const pid of running) {
           process.kill(pid, 'SIGSTOP');
           if (!frozen.includes(pid)) frozen.push(pid);
         }
-        await sleep(10);
-      }
+        return running.length === 0;
+      };
+      await pollUntil(allStopped, 5000, 10, () => `freeze: processes ${running.join(', ')} still run after 5 s`);
     },
     thaw() {
-      for (const pid of frozen) {
-        try {
-          process.kill(pid, 'SIGCONT');
-        } catch {
-          // already gone
-        }
-      }
+      signalAll(frozen, 'SIGCONT');
       frozen = [];
     },
     async createDatabase(name: string) {
-      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
-      const client = new pg.Client({ connectionString: cluster.url, connectionTimeoutMillis: 5000 });
-      await client.connect();
-      try {
-        await client.query(`create database ${name}`);
-      } finally {
-        await client.end();
-      }
+      assertPlainDatabaseName(name);
+      await queryOnce(cluster.url, `create database ${name}`);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
     async destroy() {
       if (destroyed) return;
       destroyed = true;
       cluster.thaw();
-      if (await cluster.isRunning()) await cluster.stop('immediate').catch(() => undefined);
-      rmSync(root, { recursive: true, force: true });
+      if (await server.isRunning()) await server.stop('immediate').catch(() => undefined);
+      root.remove();
     },
   };
   return cluster;
-}
-
-/** Pids of the direct children of `parent` (the postmaster's backends and helpers), from /proc. */
-export function childrenOf(parent: number): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
-      if (Number(/^PPid:\s*(\d+)/m.exec(status)?.[1]) === parent) pids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
 }
 
 /**
@@ -194,14 +162,4 @@ function isStopped(pid: number): boolean {
   } catch {
     return true;
   }
-}
-
-/** uid and gid of the `postgres` user, from /etc/passwd. */
-export function userIds(): { uid: number; gid: number } {
-  const fields = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((entry) => entry.startsWith('postgres:'))
-    ?.split(':');
-  if (!fields || fields.length < 4) throw new Error('no postgres user in /etc/passwd: cannot run initdb as root');
-  return { uid: Number(fields[2]), gid: Number(fields[3]) };
 }

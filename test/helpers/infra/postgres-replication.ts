@@ -9,12 +9,10 @@
 //
 // Like postgres-cluster.ts: throw-away clusters under a temp dir, as the `postgres` user when
 // root, binaries from TEST_PG_BIN (describeIf('pg-binaries')).
-import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { freePort } from './free-port.js';
-import { IS_ROOT, PG_BIN, asPostgres, childrenOf, privatePostgresUnavailable, userIds } from './postgres-cluster.js';
+import { clusterOwner, pgDataDir, pgTool, privatePostgresUnavailable, queryOnce } from './postgres-cluster.js';
+import { assertPlainDatabaseName, childrenOf, logTail as fileTail, makeScratchDir, pollUntil, signalAll } from './server-process.js';
 
 export interface PostgresServer {
   /** 'primary' or 'standby': the role each server was started in (the standby keeps its name once promoted). */
@@ -62,95 +60,42 @@ export async function startPostgresReplication(): Promise<PostgresReplication> {
   const reason = privatePostgresUnavailable();
   if (reason !== undefined) throw new Error(`cannot start a PostgreSQL primary + standby: ${reason}`);
   const began = Date.now();
-  const root = mkdtempSync(join(tmpdir(), 'books-pg-repl-'));
-  if (IS_ROOT) {
-    const { uid, gid } = userIds();
-    chownSync(root, uid, gid);
-  }
-  const pgCtl = join(PG_BIN, 'pg_ctl');
-  const server = (name: 'primary' | 'standby', port: number): PostgresServer => ({
-    name,
-    port,
-    address: `127.0.0.1:${port}`,
-    dataDir: join(root, name),
-    url: (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`,
-  });
-  const primary = server('primary', await freePort());
-  const standby = server('standby', await freePort());
-  const servers = { primary, standby };
-  const logFile = (which: 'primary' | 'standby') => join(root, `${which}.log`);
-  let destroyed = false;
-
-  const postmasterPid = (which: 'primary' | 'standby'): number | undefined => {
-    try {
-      return Number(readFileSync(join(servers[which].dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    } catch {
-      return undefined;
-    }
-  };
-  const killTree = (which: 'primary' | 'standby') => {
-    const pid = postmasterPid(which);
-    if (pid === undefined || !Number.isFinite(pid)) return;
-    for (const target of [pid, ...childrenOf(pid)]) {
-      try {
-        process.kill(target, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  };
-  const onExit = () => {
+  const ports = { primary: await freePort(), standby: await freePort() };
+  const root = makeScratchDir('books-pg-repl-', clusterOwner(), () => {
     killTree('primary');
     killTree('standby');
-    rmSync(root, { recursive: true, force: true });
-  };
-  process.on('exit', onExit);
+  });
+  const ctl = { primary: pgDataDir(root.path, 'primary', ports.primary), standby: pgDataDir(root.path, 'standby', ports.standby) };
+  const server = (name: 'primary' | 'standby'): PostgresServer => ({
+    name,
+    port: ports[name],
+    address: `127.0.0.1:${ports[name]}`,
+    dataDir: ctl[name].dataDir,
+    url: (database: string) => `postgres://postgres@127.0.0.1:${ports[name]}/${database}`,
+  });
+  const servers = { primary: server('primary'), standby: server('standby') };
+  const { primary, standby } = servers;
+  let destroyed = false;
 
-  const start = async (which: 'primary' | 'standby') => {
-    const { port } = servers[which];
-    // fsync off: thrown away, and a SIGKILLed postmaster loses nothing the OS has.
-    const options = [
-      `-p ${port}`,
-      `-k ${root}`,
-      '-c listen_addresses=127.0.0.1',
-      '-c fsync=off',
-      '-c max_connections=100',
+  /** SIGKILL to the server's postmaster and every one of its processes, at once (a crash). */
+  function killTree(which: 'primary' | 'standby') {
+    const pid = ctl[which].postmasterPid();
+    if (pid !== undefined) signalAll([pid, ...childrenOf(pid)], 'SIGKILL');
+  }
+  const query = <T extends pg.QueryResultRow>(which: 'primary' | 'standby', sql: string, params: unknown[] = [], database = 'postgres') =>
+    queryOnce<T>(servers[which].url(database), sql, params);
+  const logTail = (which: 'primary' | 'standby', lines = 40) => fileTail(ctl[which].logFile, lines);
+  const isRunning = (which: 'primary' | 'standby') => ctl[which].isRunning();
+
+  const start = (which: 'primary' | 'standby') =>
+    ctl[which].start([
       '-c wal_level=replica',
       '-c max_wal_senders=5',
       '-c hot_standby=on',
       '-c wal_keep_size=64MB',
       '-c cluster_name=' + which,
       ...(which === 'primary' ? ["-c synchronous_standby_names='*'", '-c synchronous_commit=on'] : []),
-    ].join(' ');
-    await asPostgres(pgCtl, ['-D', servers[which].dataDir, '-o', options, '-l', logFile(which), '-w', '-t', '30', 'start']);
-  };
-
-  const query = async <T extends pg.QueryResultRow>(which: 'primary' | 'standby', sql: string, params: unknown[] = [], database = 'postgres') => {
-    const client = new pg.Client({ connectionString: servers[which].url(database), connectionTimeoutMillis: 5000 });
-    await client.connect();
-    try {
-      return (await client.query<T>(sql, params)).rows;
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  };
-
-  const logTail = (which: 'primary' | 'standby', lines = 40) => {
-    try {
-      return readFileSync(logFile(which), 'utf8').split('\n').slice(-lines).join('\n');
-    } catch {
-      return '(no log)';
-    }
-  };
-
-  const isRunning = async (which: 'primary' | 'standby') => {
-    try {
-      await asPostgres(pgCtl, ['-D', servers[which].dataDir, 'status']);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+    ]);
 
   const replication: PostgresReplication = {
     primary,
@@ -160,13 +105,10 @@ export async function startPostgresReplication(): Promise<PostgresReplication> {
       return `postgres://postgres@${order.map((which) => servers[which].address).join(',')}/${database}?target_session_attrs=read-write`;
     },
     async createDatabase(name) {
-      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      assertPlainDatabaseName(name);
       await query('primary', `create database ${name}`);
-      const deadline = Date.now() + 15_000;
-      while ((await query('standby', 'select 1 from pg_database where datname = $1', [name])).length === 0) {
-        if (Date.now() > deadline) throw new Error(`database ${name} did not reach the standby within 15 s`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const onStandby = async () => (await query('standby', 'select 1 from pg_database where datname = $1', [name])).length > 0;
+      await pollUntil(onStandby, 15_000, 50, () => `database ${name} did not reach the standby within 15 s`);
       return replication.multiHostUrl(name);
     },
     query,
@@ -179,27 +121,15 @@ export async function startPostgresReplication(): Promise<PostgresReplication> {
       return row?.sync_state;
     },
     async killPrimary() {
-      const pid = postmasterPid('primary');
+      const pid = ctl.primary.postmasterPid();
       killTree('primary');
       if (pid === undefined) return;
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline) {
-        try {
-          process.kill(pid, 0);
-        } catch {
-          return;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      throw new Error(`the primary's postmaster ${pid} survived SIGKILL`);
+      await pollUntil(() => !processExists(pid), 10_000, 20, () => `the primary's postmaster ${pid} survived SIGKILL`);
     },
     async promoteStandby() {
-      await asPostgres(pgCtl, ['-D', standby.dataDir, '-w', '-t', '30', 'promote']);
-      const deadline = Date.now() + 30_000;
-      while (await replication.inRecovery('standby')) {
-        if (Date.now() > deadline) throw new Error(`the standby is still in recovery 30 s after pg_ctl promote; its log ends:\n${logTail('standby')}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await ctl.standby.promote();
+      const promoted = async () => !(await replication.inRecovery('standby'));
+      await pollUntil(promoted, 30_000, 50, () => `the standby is still in recovery 30 s after pg_ctl promote; its log ends:\n${logTail('standby')}`);
     },
     isRunning,
     logTail,
@@ -207,34 +137,38 @@ export async function startPostgresReplication(): Promise<PostgresReplication> {
       if (destroyed) return;
       destroyed = true;
       for (const which of ['standby', 'primary'] as const) {
-        if (await isRunning(which)) await asPostgres(pgCtl, ['-D', servers[which].dataDir, '-m', 'immediate', '-w', '-t', '30', 'stop']).catch(() => killTree(which));
+        if (await isRunning(which)) await ctl[which].stop('immediate').catch(() => killTree(which));
       }
-      process.off('exit', onExit);
-      rmSync(root, { recursive: true, force: true });
+      root.remove();
     },
   };
 
   try {
-    await asPostgres(join(PG_BIN, 'initdb'), ['-D', primary.dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+    await ctl.primary.initdb();
     await start('primary');
     // -R: standby.signal and primary_conninfo; -X stream: the WAL written meanwhile too;
     // -C -S: a replication slot, so the primary keeps WAL the standby has not received.
-    await asPostgres(join(PG_BIN, 'pg_basebackup'), [
+    await pgTool('pg_basebackup', [
       '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres',
       '-D', standby.dataDir, '-R', '-X', 'stream', '-C', '-S', 'standby', '-c', 'fast', '--no-sync',
     ]);
     await start('standby');
-    const deadline = Date.now() + 30_000;
-    while ((await replication.syncState()) !== 'sync') {
-      if (Date.now() > deadline) {
-        throw new Error(`the standby is not a synchronous standby 30 s after it started; its log ends:\n${logTail('standby')}\nprimary log:\n${logTail('primary')}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await pollUntil(async () => (await replication.syncState()) === 'sync', 30_000, 50, () =>
+      `the standby is not a synchronous standby 30 s after it started; its log ends:\n${logTail('standby')}\nprimary log:\n${logTail('primary')}`);
   } catch (error) {
     await replication.destroy();
     throw error;
   }
   replication.startupMs = Date.now() - began;
   return replication;
+}
+
+/** Whether a process `pid` exists (signal 0 checks without sending anything). */
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,9 +1,9 @@
 // A Redis server of the test's own (never the shared one on 6379), on a free port, that a
 // test can stop and start again at will. Keeps nothing on disk. ioredis is loaded when used:
 // the gate (requirements.ts) loads this module in every suite for redisServerMissing().
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { freePort } from './free-port.js';
+import { pollUntil, spawnServer, type ServerProcess } from './server-process.js';
 
 const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
 
@@ -39,23 +39,16 @@ export interface PrivateRedis {
 export async function createPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
-  let server: ChildProcess | undefined;
+  let server: ServerProcess | undefined;
   const redis: PrivateRedis = {
     url,
     async start() {
-      if (server && server.exitCode === null && server.signalCode === null) return; // running already
-      server = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      const deadline = Date.now() + 10_000;
-      while (!(await answers(url))) {
-        if (Date.now() > deadline) throw new Error(`redis-server on ${url} did not answer within 10 s`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      if (server?.running()) return;
+      server = spawnServer(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+      await pollUntil(() => answers(url), 10_000, 50, () => `redis-server on ${url} did not answer within 10 s`);
     },
     async stop() {
-      if (!server || server.exitCode !== null || server.signalCode !== null) return;
-      const exited = once(server, 'exit');
-      server.kill('SIGKILL');
-      await exited;
+      await server?.kill('SIGKILL');
     },
     async flush() {
       const { Redis } = await import('ioredis');

@@ -48,29 +48,25 @@ export async function createTestStore(kind: StoreKind): Promise<TestStore> {
         drop: async () => rmSync(dir, { recursive: true, force: true }),
       };
     }
-    case 'postgres': {
-      const name = uniqueName();
-      await withPostgresAdmin((client) => client.query(`create database ${name}`));
-      return {
-        kind,
-        url: withDatabase(POSTGRES_ADMIN_URL, name),
-        drop: async () => {
-          await withPostgresAdmin((client) => client.query(`drop database if exists ${name} with (force)`));
-        },
-      };
-    }
-    case 'mysql': {
-      const name = uniqueName();
-      await withMysqlAdmin((connection) => connection.query(`create database ${name}`));
-      return {
-        kind,
-        url: withDatabase(MYSQL_ADMIN_URL, name),
-        drop: async () => {
-          await withMysqlAdmin((connection) => connection.query(`drop database if exists ${name}`));
-        },
-      };
-    }
+    case 'postgres':
+      // `with (force)`: connections still open to it (a service's pool) do not block the drop.
+      return createServerDatabase(kind, POSTGRES_ADMIN_URL, (sql) => withPostgresAdmin((client) => client.query(sql)), ' with (force)');
+    case 'mysql':
+      return createServerDatabase(kind, MYSQL_ADMIN_URL, (sql) => withMysqlAdmin((connection) => connection.query(sql)), '');
   }
+}
+
+/** A new database on a shared server; `asAdmin` runs one statement there as its admin. */
+async function createServerDatabase(kind: StoreKind, adminUrl: string, asAdmin: (sql: string) => Promise<unknown>, dropOptions: string): Promise<TestStore> {
+  const name = uniqueName();
+  await asAdmin(`create database ${name}`);
+  return {
+    kind,
+    url: withDatabase(adminUrl, name),
+    drop: async () => {
+      await asAdmin(`drop database if exists ${name}${dropOptions}`);
+    },
+  };
 }
 
 export async function withPostgresAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
