@@ -19,6 +19,7 @@ import {
   expectPrototypesUntouched,
   expectStoreEffect,
   fuzzEveryStore,
+  itHolds,
   params,
   send,
   snapshot,
@@ -408,17 +409,12 @@ function expectedByDesign(outcome: Outcome): Array<[number, string]> {
 // ---------------------------------------------------------------------------------------
 
 fuzzEveryStore((fixture, kind) => {
-  it(
+  itHolds(
     'generated bodies (JSON values, wrong types, lone surrogates, NUL, 1e400, poisoned keys, junk bytes) with any Content-Type and Authorization: envelope, no 5xx, no drop, store changes only on 2xx',
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(bodyCase, async (testCase) => {
-          await runBodyCase(fixture, testCase);
-        }),
-        params(3000, kind),
-      );
-    },
-    PROPERTY_TIMEOUT_MS,
+    bodyCase,
+    (testCase) => runBodyCase(fixture, testCase),
+    3000,
+    kind,
   );
 
   it(
@@ -467,20 +463,17 @@ fuzzEveryStore((fixture, kind) => {
     PROPERTY_TIMEOUT_MS,
   );
 
-  it(
+  itHolds(
     'conformance: the status and message of every generated body request are the ones the documented rules give',
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(bodyCase, async (testCase) => {
-          const outcome = await runBodyCase(fixture, testCase);
-          const expected = expectedByDesign(outcome);
-          const actual: [number, string] = [outcome.response.status, outcome.envelope.message];
-          expect(expected, `docs/api.md rules give ${JSON.stringify(expected)}, the service answered ${JSON.stringify(actual)}\n${outcome.context}`).toContainEqual(actual);
-        }),
-        params(1500, kind),
-      );
+    bodyCase,
+    async (testCase) => {
+      const outcome = await runBodyCase(fixture, testCase);
+      const expected = expectedByDesign(outcome);
+      const actual: [number, string] = [outcome.response.status, outcome.envelope.message];
+      expect(expected, `docs/api.md rules give ${JSON.stringify(expected)}, the service answered ${JSON.stringify(actual)}\n${outcome.context}`).toContainEqual(actual);
     },
-    PROPERTY_TIMEOUT_MS,
+    1500,
+    kind,
   );
 
   describe('10,000-deep and deeper nesting', () => {

@@ -56,6 +56,25 @@ export function params<T>(runs: number, kind: StoreKind): fc.Parameters<T> {
   return SEED === undefined ? { numRuns } : { numRuns, seed: SEED };
 }
 
+/**
+ * One property as one test: `check` holds for every generated case, `runs` of them scaled for
+ * the store (FUZZ_SCALE), replayed exactly under FUZZ_SEED.
+ */
+export function itHolds<T>(title: string, cases: fc.Arbitrary<T>, check: (testCase: T) => Promise<unknown>, runs: number, kind: StoreKind): void {
+  it(
+    title,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(cases, async (testCase) => {
+          await check(testCase);
+        }),
+        params(runs, kind),
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+}
+
 // ---------------------------------------------------------------------------------------
 // Talking to the service
 // ---------------------------------------------------------------------------------------

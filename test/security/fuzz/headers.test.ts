@@ -3,21 +3,20 @@
 // method overrides, X-Request-Id) at every endpoint; only a valid token authenticates, and a
 // request id is echoed only when it is a plain token.
 import fc from 'fast-check';
-import { expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { expectEnvelopeShape, expectSuccessData } from '../../helpers/client/envelope.js';
 import type { RawRequest } from '../../helpers/client/raw-http.js';
 import { machinery } from '../../helpers/node-http.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../../helpers/client/test-account.js';
 import {
   ENDPOINTS,
-  PROPERTY_TIMEOUT_MS,
   describeRequest,
   ensureBooks,
   expectAuthenticationFirst,
   expectPrototypesUntouched,
   expectStoreEffect,
   fuzzEveryStore,
-  params,
+  itHolds,
   send,
   snapshot,
   successShape,
@@ -118,16 +117,11 @@ async function runHeaderCase(fixture: Fixture, testCase: HeaderCase): Promise<vo
 // ---------------------------------------------------------------------------------------
 
 fuzzEveryStore((fixture, kind) => {
-  it(
+  itHolds(
     'generated Authorization, Content-Type and other headers at every endpoint: envelope, no 5xx, no drop, only a valid token authenticates',
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(headerCase, async (testCase) => {
-          await runHeaderCase(fixture, testCase);
-        }),
-        params(2000, kind),
-      );
-    },
-    PROPERTY_TIMEOUT_MS,
+    headerCase,
+    (testCase) => runHeaderCase(fixture, testCase),
+    2000,
+    kind,
   );
 });

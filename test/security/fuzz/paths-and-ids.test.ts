@@ -2,11 +2,11 @@
 // percent-encoded junk, very long ids, raw bytes, the operational paths; a valid token reaches a
 // stored book by any spelling of its decimal id and nothing else (docs/api.md "Ids").
 import fc from 'fast-check';
-import { expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { expectBook, expectEnvelopeShape } from '../../helpers/client/envelope.js';
 import { rawRequest, type RawRequest } from '../../helpers/client/raw-http.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../../helpers/client/test-account.js';
-import { PROPERTY_TIMEOUT_MS, describeRequest, ensureBooks, expectPrototypesUntouched, expectStoreEffect, fuzzEveryStore, params, snapshot, type Fixture } from './harness.js';
+import { describeRequest, ensureBooks, expectPrototypesUntouched, expectStoreEffect, fuzzEveryStore, itHolds, snapshot, type Fixture } from './harness.js';
 import { anyString, authChoice, authorization, type AuthChoice } from './inputs.js';
 
 const MAX_BOOK_ID = 2n ** 63n - 1n;
@@ -170,16 +170,11 @@ async function runPathCase(fixture: Fixture, testCase: PathCase): Promise<void> 
 // ---------------------------------------------------------------------------------------
 
 fuzzEveryStore((fixture, kind) => {
-  it(
+  itHolds(
     'generated paths and ids (any method, percent-encoded junk, very long ids, raw bytes): envelope, no 5xx, no drop, auth before ids, store changes only on 2xx',
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(pathCase, async (testCase) => {
-          await runPathCase(fixture, testCase);
-        }),
-        params(2000, kind),
-      );
-    },
-    PROPERTY_TIMEOUT_MS,
+    pathCase,
+    (testCase) => runPathCase(fixture, testCase),
+    2000,
+    kind,
   );
 });
