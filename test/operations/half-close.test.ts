@@ -153,6 +153,7 @@ describe.skipIf(!machinery.answerHalfClosedClients)('half-closed clients get eve
   });
 });
 
+// Skipped when HTTP_MACHINERY turns answer-half-closed-clients off, as above.
 describe.skipIf(!machinery.answerHalfClosedClients)('half-closed clients and shutdown (SQLite)', () => {
   it('half-closed connections with requests in flight are answered and do not hold up stopping the service', async () => {
     const own = await startService({ kind: 'sqlite' });

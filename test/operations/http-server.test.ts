@@ -81,6 +81,7 @@ describe.skipIf(!machinery.answerInTurns)('answerInTurns: the scheduler', () => 
   });
 });
 
+// Skipped when HTTP_MACHINERY turns answer-in-turns off: it tests that part.
 describe.skipIf(!machinery.answerInTurns)('createHttpServer: a real server', () => {
   it('answers every request of many connections at once, each connection’s in order', async () => {
     const server = createHttpServer(
@@ -116,6 +117,7 @@ describe.skipIf(!machinery.answerInTurns)('createHttpServer: a real server', () 
   });
 });
 
+// Skipped when HTTP_MACHINERY turns answer-half-closed-clients off: it tests that part.
 describe.skipIf(!machinery.answerHalfClosedClients)('createHttpServer: half-closed clients', () => {
   /** A server whose answers take 20 ms (a store query), and one request sent with its FIN. */
   async function halfClosedRequest(answerHalfClosedClients: boolean) {

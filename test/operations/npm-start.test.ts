@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAIN_JS } from '../helpers/service/main-process.js';
 import { freePort } from '../helpers/infra/free-port.js';
+import { processExists } from '../helpers/infra/server-process.js';
 import { TEST_SECRET } from '../helpers/client/test-account.js';
 
 const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
@@ -45,15 +46,6 @@ async function npmStart() {
   return { child, exited, output: () => output, servicePid };
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('npm start', () => {
   it('starts the built service and leaves an up-to-date dist/ untouched', async () => {
     const before = statSync(MAIN_JS).mtimeMs;
@@ -70,7 +62,7 @@ describe('npm start', () => {
     started.child.kill('SIGTERM');
     expect(await started.exited).toBe(0);
     expect(started.output()).toContain('shutdown complete');
-    expect(isRunning(started.servicePid), 'the service outlived npm').toBe(false);
+    expect(processExists(started.servicePid), 'the service outlived npm').toBe(false);
   }, 60_000);
 
   it('Ctrl-C (SIGINT to the process group) is one graceful stop, not a forced exit', async () => {
@@ -79,6 +71,6 @@ describe('npm start', () => {
     await started.exited;
     expect(started.output()).toContain('shutdown complete');
     expect(started.output()).not.toContain('second signal');
-    expect(isRunning(started.servicePid)).toBe(false);
+    expect(processExists(started.servicePid)).toBe(false);
   }, 60_000);
 });

@@ -12,7 +12,7 @@
 import type pg from 'pg';
 import { freePort } from './free-port.js';
 import { clusterOwner, pgDataDir, pgTool, privatePostgresUnavailable, queryOnce } from './postgres-cluster.js';
-import { assertPlainDatabaseName, childrenOf, logTail as fileTail, makeScratchDir, pollUntil, signalAll } from './server-process.js';
+import { assertPlainDatabaseName, childrenOf, logTail as fileTail, makeScratchDir, pollUntil, processExists, signalAll } from './server-process.js';
 
 export interface PostgresServer {
   /** 'primary' or 'standby': the role each server was started in (the standby keeps its name once promoted). */
@@ -161,14 +161,4 @@ export async function startPostgresReplication(): Promise<PostgresReplication> {
   }
   replication.startupMs = Date.now() - began;
   return replication;
-}
-
-/** Whether a process `pid` exists (signal 0 checks without sending anything). */
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -182,3 +182,13 @@ export function logTail(file: string, lines: number, ignore?: RegExp): string {
 export function assertPlainDatabaseName(name: string): void {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
 }
+
+/** Whether a process `pid` exists (signal 0 checks without sending anything). */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
