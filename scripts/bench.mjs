@@ -18,7 +18,9 @@
 // database), seeded with the same books through its API, and driven by the same scenarios in the
 // same rounds, each of its runs right after the service's run of the same scenario. Reported
 // next to the service as "vs Go/Gin" (service req/s / Go/Gin req/s). Skipped, with one line,
-// when it cannot be built.
+// when it cannot be built. The service alone also runs POST /book with a fresh Idempotency-Key
+// per request (wrk only; any answer but a fresh 201 stops the run), compared with Go/Gin's plain
+// POST /book, which has no keys.
 //
 // Environment variables (BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_STORES, BENCH_WORKERS,
 // BENCH_TOOL, BENCH_GO, GIN_LOGGER, BENCH_KEEP_LOGS, TEST_POSTGRES_URL): scripts/bench/settings.mjs.
@@ -34,6 +36,7 @@
 //   seed.mjs         seeding a server through its API
 //   startup.mjs      startup times
 //   scenarios.mjs    the scenario list and the round-robin rounds
+//   idempotency.mjs  whether the service honours Idempotency-Key, before its keyed POST /book
 //   large-list.mjs   GET /books at 10,000 books
 //   wrk.mjs          the load generator (wrk, or autocannon) and its output
 //   peak-rss.mjs     peak RSS (VmHWM) of a process tree

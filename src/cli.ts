@@ -30,6 +30,7 @@ Configuration comes from the environment and from .env in the working directory
   DB_QUERY_TIMEOUT    5          seconds one store query may take (then 503)
   DB_MIGRATION_TIMEOUT 600       seconds one migration statement may take
   DB_POOL_MAX         10         connections per process (PostgreSQL, MySQL)
+  IDEMPOTENCY_TTL     86400      seconds an Idempotency-Key and its stored answer are kept
   REQUEST_TIMEOUT     30         seconds a client has to send a whole request
   CORS_ORIGINS        off        comma-separated browser origins, or *
   METRICS             true       serve /metrics

@@ -57,6 +57,8 @@ const DEFAULT_DB_URL = 'sqlite:./data/books.db';
 const DEFAULT_USERNAME = 'admin';
 const DEFAULT_PASSWORD = 'password';
 const MIN_SECRET_BYTES = 32;
+/** IDEMPOTENCY_TTL's ceiling: 30 days. */
+const MAX_IDEMPOTENCY_TTL_S = 30 * 86_400;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 type Env = Record<string, string | undefined>;
@@ -131,6 +133,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
       queryTimeoutMs: seconds(env, 'DB_QUERY_TIMEOUT', 5),
       migrationTimeoutMs: seconds(env, 'DB_MIGRATION_TIMEOUT', 600),
       poolMax: env.DB_POOL_MAX === undefined ? undefined : integer(env, 'DB_POOL_MAX', 10, 1, 10_000),
+      idempotencyTtlMs: seconds(env, 'IDEMPOTENCY_TTL', 86_400, MAX_IDEMPOTENCY_TTL_S),
     },
     logLevel,
     workers: integer(env, 'WORKERS', 1, 1, 1024),
@@ -155,12 +158,12 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return Number(raw);
 }
 
-function seconds(env: Env, name: string, fallback: number): number {
+function seconds(env: Env, name: string, fallback: number, max = 3600): number {
   const raw = env[name];
   if (raw === undefined) return fallback * 1000;
   const value = Number(raw);
-  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !(value > 0) || value > 3600) {
-    throw new ConfigError(`${name} must be a number of seconds greater than 0 (at most 3600); got "${raw}"`);
+  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !(value > 0) || value > max) {
+    throw new ConfigError(`${name} must be a number of seconds greater than 0 (at most ${max}); got "${raw}"`);
   }
   return Math.round(value * 1000);
 }

@@ -17,10 +17,10 @@ export function freePort() {
   });
 }
 
-/** One HTTP request; resolves with status and parsed JSON body (or raw text). */
-export function request(port, method, path, { token, body, agent = false, timeoutMs = 60_000 } = {}) {
+/** One HTTP request; resolves with status, headers and parsed JSON body (or raw text). */
+export function request(port, method, path, { token, body, headers: extraHeaders, agent = false, timeoutMs = 60_000 } = {}) {
   return new Promise((resolvePromise, reject) => {
-    const headers = {};
+    const headers = { ...extraHeaders };
     if (token) headers.authorization = token;
     if (body !== undefined) {
       headers['content-type'] = 'application/json';
@@ -37,7 +37,7 @@ export function request(port, method, path, { token, body, agent = false, timeou
         } catch {
           json = undefined;
         }
-        resolvePromise({ status: res.statusCode, json, text });
+        resolvePromise({ status: res.statusCode, headers: res.headers, json, text });
       });
       res.on('error', reject);
     });

@@ -104,6 +104,15 @@ ${mdTable(...rssTable(mode))}
   .join('\n')}
 - **GET /book/:id** cycles through the ${SEED_BOOKS} seeded ids; **POST /book** creates books (deleted again
   after each run, so GET /books always lists ${SEED_BOOKS}); **POST /token** logs in with the correct credentials.
+- **POST /book with Idempotency-Key** is POST /book with a fresh \`Idempotency-Key\` on every request
+  (wrk's script: a random prefix new for each wrk run, the thread and a counter), so every request is a
+  first use: the service claims the key (a commit of its own) and stores its answer in the book's write
+  transaction (keys are not cleared between runs: the service keeps them \`IDEMPOTENCY_TTL\`, 24 h by
+  default). Any answer but 201, or a replay (\`Idempotent-Replayed\`), stops the bench rather than being
+  counted (a 409 or 422 would mean keys collide). Go/Gin does not implement keys: this row's Go/Gin columns
+  and **vs Go/Gin** are Go/Gin's plain POST /book (no key) of the same rounds.${
+    settings.tool === 'wrk' ? '' : ' Left out of this run: it needs wrk.'
+  }
 - **max** is wrk's largest latency of a run (median over the rounds); warm-ups are not counted.
 - **errors** counts non-2xx responses and socket errors (connect, read, write, timeout) reported by wrk.
 - **vs Go/Gin** is the service's req/s divided by the Go/Gin reference's on the same scenario, store and half

@@ -12,6 +12,7 @@ import process from 'node:process';
 import { onCleanup, stopChild } from './children.mjs';
 import { freePort } from './client.mjs';
 import { prepareGoGin, startGoGins } from './go-gin.mjs';
+import { honoursIdempotencyKeys } from './idempotency.mjs';
 import { measureLargeList } from './large-list.mjs';
 import { log } from './log.mjs';
 import { describeMachine } from './machine.mjs';
@@ -100,7 +101,18 @@ async function runMode(mode, { stores, goGin, tempDir, workDir, tool, settings }
     await waitForAnswer(floor.child, port, performance.now(), { method: 'GET', path, what: 'the node:http + pg floor' });
   }
 
-  const scenarios = buildScenarios(stores, baselinePort, floor);
+  // POST /book with a fresh Idempotency-Key per request needs wrk's script; first, whether each
+  // service honours keys at all (one without them ignores the header), for the report.
+  const keyed = tool.name === 'wrk';
+  if (keyed) {
+    for (const store of stores) {
+      store.service.keysHonoured = await honoursIdempotencyKeys(store.service.port, store.label);
+      log(`bench: ${store.label}: the service ${store.service.keysHonoured ? 'replays' : 'ignores (does not replay)'} a repeated Idempotency-Key`);
+    }
+  } else {
+    log(`bench: POST /book with Idempotency-Key left out: it needs wrk (a fresh key per request), not ${tool.name}`);
+  }
+  const scenarios = buildScenarios(stores, baselinePort, floor, keyed);
   await runRounds(scenarios, tool, settings, mode);
   const peaks = { baseline: readPeakRss(baseline.pid) };
   await stopChild(baseline);

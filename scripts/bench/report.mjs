@@ -24,6 +24,9 @@ function scenarioResults(scenarios) {
         id: scenario.id,
         scenario: scenario.name,
         store: scenario.store?.kind ?? 'node:http',
+        // A row measured against another Go/Gin scenario (the floor, the keyed POST /book) names it.
+        ...(scenario.goId ? { goGinScenario: go?.name ?? null } : {}),
+        ...(scenario.keysHonoured === undefined ? {} : { keysHonoured: scenario.keysHonoured }),
         ...summary,
         ratioToBaseline: baselineRps ? summary.rps / baselineRps : null,
         ratioToGoGin: goSummary?.rps ? summary.rps / goSummary.rps : null,

@@ -1,6 +1,7 @@
 // The scenarios and their rounds: the baseline, then per store each of the four scenarios on the
-// service followed by the same on the Go/Gin reference; BENCH_ROUNDS rounds taken round-robin
-// over all of them, each run after its warm-up.
+// service followed by the same on the Go/Gin reference, and (with wrk) POST /book with a fresh
+// Idempotency-Key per request on the service alone; BENCH_ROUNDS rounds taken round-robin over
+// all of them, each run after its warm-up.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkAborted } from './children.mjs';
 import { getToken } from './client.mjs';
@@ -8,7 +9,7 @@ import { fmtRun } from './format.mjs';
 import { assertGoGinAlive } from './go-gin.mjs';
 import { log } from './log.mjs';
 import { assertAlive } from './processes.mjs';
-import { BOOK_BODY, CREDENTIALS_BODY, SEED_BOOKS } from './settings.mjs';
+import { BOOK_BODY, CREDENTIALS_BODY, SEED_BOOKS, UsageError } from './settings.mjs';
 import { runLoad } from './wrk.mjs';
 
 /** The four scenarios against one server (the service or the Go/Gin reference) and its store. */
@@ -43,11 +44,29 @@ function storeScenarios(port, seededIds, store) {
 }
 
 /**
+ * POST /book with a fresh Idempotency-Key per request, on the service only: Go/Gin has no keys,
+ * so the row is compared with Go/Gin's plain POST /book of the same rounds. Any answer but a
+ * fresh 201 (a 409 or 422 would mean keys collide, a replay that one repeated) stops the bench
+ * instead of being counted. `keysHonoured`: what honoursIdempotencyKeys found.
+ */
+function keyedCreateScenario(createBook, keysHonoured) {
+  return {
+    ...createBook,
+    id: 'create-book-idempotent',
+    goId: 'create-book',
+    name: 'POST /book with Idempotency-Key (a fresh key per request), vs Go/Gin\'s plain POST /book',
+    keysHonoured,
+    run: async () => ({ ...(await createBook.run()), idempotencyKeys: true, expectStatus: 201 }),
+  };
+}
+
+/**
  * All scenarios of the run, in the order of a round; the baseline first. `floor` (per core, with
  * PostgreSQL): { store, port } of the node:http + pg server, run as `GET /book/:id` beside
- * the service's and compared with Go/Gin's `GET /book/:id`.
+ * the service's and compared with Go/Gin's `GET /book/:id`. `keyed`: whether the keyed POST /book
+ * runs (it needs wrk), right after Go/Gin's POST /book; each service's `keysHonoured` is set.
  */
-export function buildScenarios(stores, baselinePort, floor) {
+export function buildScenarios(stores, baselinePort, floor, keyed) {
   const scenarios = [
     {
       id: 'baseline',
@@ -59,7 +78,12 @@ export function buildScenarios(stores, baselinePort, floor) {
     },
   ];
   for (const store of stores) {
-    const service = storeScenarios(store.service.port, store.seededIds, store).map((scenario) => ({
+    const serviceScenarios = storeScenarios(store.service.port, store.seededIds, store);
+    if (keyed) {
+      const createBook = serviceScenarios.find((scenario) => scenario.id === 'create-book');
+      serviceScenarios.push(keyedCreateScenario(createBook, store.service.keysHonoured));
+    }
+    const service = serviceScenarios.map((scenario) => ({
       ...scenario,
       label: `${scenario.name} [${store.label}]`,
       target: 'service',
@@ -75,6 +99,7 @@ export function buildScenarios(stores, baselinePort, floor) {
           assertAlive: () => assertGoGinAlive(store.goGin),
         }))
       : [];
+    // Each service scenario followed by its Go/Gin twin; the keyed one (no twin) comes last.
     service.forEach((scenario, i) => scenarios.push(scenario, ...(go[i] ? [go[i]] : [])));
     if (floor?.store === store) {
       scenarios.push({
@@ -95,6 +120,17 @@ export function buildScenarios(stores, baselinePort, floor) {
   return scenarios;
 }
 
+/** One load run of a scenario; a failure says which scenario (or, first, that its server died). */
+async function runScenarioLoad(tool, scenario, options) {
+  try {
+    return await runLoad(tool, options);
+  } catch (error) {
+    scenario.assertAlive?.();
+    if (error instanceof UsageError) throw error;
+    throw new Error(`${scenario.label}: ${error.message}`, { cause: error });
+  }
+}
+
 /** Runs the rounds (wrk pinned as `mode` says); each scenario collects its measured runs and warm-ups. */
 export async function runRounds(scenarios, tool, settings, mode) {
   // Once per half, before round 1: every server runs each of its scenarios for a while, so that
@@ -104,7 +140,7 @@ export async function runRounds(scenarios, tool, settings, mode) {
     for (const scenario of scenarios) {
       checkAborted();
       scenario.assertAlive?.();
-      await runLoad(tool, { ...(await scenario.run()), cpu: mode.loadCpu, duration: settings.settleS });
+      await runScenarioLoad(tool, scenario, { ...(await scenario.run()), cpu: mode.loadCpu, duration: settings.settleS });
       await scenario.after?.();
     }
     log(`bench: [${mode.id}] every scenario ran ${settings.settleS} s to settle (not counted)`);
@@ -115,11 +151,8 @@ export async function runRounds(scenarios, tool, settings, mode) {
       scenario.assertAlive?.();
       const label = scenario.label;
       const options = { ...(await scenario.run()), cpu: mode.loadCpu };
-      if (settings.warmupS > 0) scenario.warmups.push(await runLoad(tool, { ...options, duration: settings.warmupS }));
-      const result = await runLoad(tool, { ...options, duration: settings.durationS }).catch((error) => {
-        scenario.assertAlive?.();
-        throw error;
-      });
+      if (settings.warmupS > 0) scenario.warmups.push(await runScenarioLoad(tool, scenario, { ...options, duration: settings.warmupS }));
+      const result = await runScenarioLoad(tool, scenario, { ...options, duration: settings.durationS });
       scenario.rounds.push(result);
       await scenario.after?.();
       log(`bench: [${mode.id}] round ${round}/${settings.rounds} ${label}: ${fmtRun(result)}`);

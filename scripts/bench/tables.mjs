@@ -100,6 +100,12 @@ export function serviceNotes(report) {
   const notes = [];
   for (const mode of report.modes) {
     for (const result of mode.results) {
+      if (result.keysHonoured === false) {
+        notes.push(
+          `[${mode.id}] ${result.scenario} [${storeLabel(result.store)}]: the service did not replay a repeated ` +
+            'Idempotency-Key (it does not implement keys), so this row measured a plain POST /book carrying the header',
+        );
+      }
       if (result.errors || result.warmupErrors) {
         notes.push(
           `[${mode.id}] ${result.scenario} [${storeLabel(result.store)}]: ${fmtErrors(result)} in measured runs, ` +

@@ -1,6 +1,7 @@
 // The load generator: wrk (installed with apt-get when missing and running as root), or
 // autocannon via npx as the fallback; one load run and its figures parsed from the output.
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import process from 'node:process';
 import { runProcess } from './children.mjs';
 import { pinned } from './processes.mjs';
@@ -29,8 +30,14 @@ export function chooseTool() {
 /**
  * One load run (wrk pinned to `cpu` when given); returns
  * { rps, p50Ms, p99Ms, maxMs, requests, non2xx, socketErrors, errors, raw }.
+ * `idempotencyKeys`: every request carries a fresh Idempotency-Key (wrk only). `expectStatus`:
+ * throws if any answer has another status, or is a replay (Idempotent-Replayed), since the run
+ * would then not measure what it says (wrk only).
  */
-export async function runLoad(tool, { port, method = 'GET', path = '/', paths, token, body, duration, timeoutS, cpu }) {
+export async function runLoad(tool, { port, method = 'GET', path = '/', paths, token, body, duration, timeoutS, cpu, idempotencyKeys, expectStatus }) {
+  if ((idempotencyKeys || expectStatus) && tool.name !== 'wrk') {
+    throw new UsageError('a fresh Idempotency-Key per request and the status check need wrk (BENCH_TOOL=wrk)');
+  }
   if (tool.name === 'wrk') {
     const args = [`-t${THREADS}`, `-c${CONNECTIONS}`, `-d${duration}s`, '--latency'];
     if (timeoutS) args.push('--timeout', `${timeoutS}s`);
@@ -41,9 +48,14 @@ export async function runLoad(tool, { port, method = 'GET', path = '/', paths, t
       BENCH_TOKEN: token ?? '',
       BENCH_BODY: body ?? '',
       BENCH_PATHS: paths ? paths.join(',') : '',
+      // New for every wrk run: the script's key counters restart at 1 in each run.
+      BENCH_KEY_PREFIX: idempotencyKeys ? randomBytes(8).toString('hex') : '',
+      BENCH_EXPECT_STATUS: expectStatus ? String(expectStatus) : '',
     };
     const { stdout } = await runProcess(...pinned(cpu, 'wrk', args), env);
-    return parseWrk(stdout);
+    const result = parseWrk(stdout);
+    if (expectStatus) assertExpectedStatus(stdout, `${method} ${paths ? paths[0] : path} on port ${port}`);
+    return result;
   }
   // autocannon: no per-request paths from the command line, so a cycling scenario uses its first path.
   const args = ['--yes', 'autocannon', '-j', '-c', String(CONNECTIONS), '-d', String(duration), '-m', method];
@@ -66,6 +78,17 @@ export async function runLoad(tool, { port, method = 'GET', path = '/', paths, t
     errors: non2xx + socketErrors.timeout + socketErrors.other,
     raw: stdout,
   };
+}
+
+/** The line scenario.lua's done() prints with BENCH_EXPECT_STATUS; throws unless it says 0. */
+function assertExpectedStatus(output, what) {
+  const match = /^Unexpected responses: (\d+) \(([^)]*)\)(?: \(first: (.*)\))?$/m.exec(output);
+  if (!match) throw new Error(`${what}: wrk did not report the status check (scenario.lua's done()):\n${output}`);
+  const unexpected = Number(match[1]);
+  if (unexpected > 0) {
+    const total = /^\s*(\d+) requests in /m.exec(output)?.[1] ?? '?';
+    throw new Error(`${what}: ${unexpected} of ${total} answers broke the check (${match[2]}); the first: ${match[3]}`);
+  }
 }
 
 const UNIT_MS = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };

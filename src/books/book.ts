@@ -30,6 +30,15 @@ export interface StoredBook extends BookFields {
   id: bigint;
 }
 
+/**
+ * A stored book with its version: a number the store sets to 1 when the book is created and
+ * raises by one on every write of it. The book's ETag is made of its id and version
+ * (src/http/conditional-requests.ts); the version never appears in a book's JSON.
+ */
+export interface VersionedBook extends StoredBook {
+  version: number;
+}
+
 /** A book's JSON text, as every response carries it: keys in BOOK_COLUMNS order, the id's exact digits. */
 export function bookJson(book: StoredBook): string {
   return `{"id":${book.id},"title":${JSON.stringify(book.title)},"author":${JSON.stringify(book.author)},"year":${book.year}}`;

@@ -12,6 +12,10 @@ export const Messages = {
   bookDeleted: 'Book deleted successfully',
   invalidBook: 'Invalid input',
   bookNotFound: 'Book not found',
+  preconditionFailed: 'Precondition failed: the book has changed',
+  invalidIdempotencyKey: 'Invalid Idempotency-Key header',
+  idempotencyKeyInProgress: 'A request with this Idempotency-Key is still being processed',
+  idempotencyKeyReused: 'Idempotency-Key already used for a different request',
   tokenRequired: 'Authorization token required',
   invalidToken: 'Invalid token',
   routeNotFound: 'Route not found',
@@ -40,4 +44,13 @@ export function envelope<T>(status: number, message: string, data: T): Envelope<
 
 export function errorEnvelope(status: number, message: string): Envelope<null> {
   return { status, message, data: null };
+}
+
+/**
+ * An envelope's JSON text around data that is JSON text already: the same bytes as the
+ * response serializer writes for envelope(status, message, data) (keys in that order, no
+ * white space). Answers stored with an Idempotency-Key are kept as this text.
+ */
+export function envelopeJson(status: number, message: string, dataJson: string): string {
+  return `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
 }

@@ -1,15 +1,19 @@
 // The five book routes. Thin: authenticate (onRequest), parse the id, call the store, wrap
 // the result in the envelope. Bodies are validated by the route schemas before the handler.
+// A book's answers carry its ETag; PUT and DELETE take If-Match, GET If-None-Match
+// (http/conditional-requests.ts); the writes take an Idempotency-Key (http/idempotency.ts).
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifySchema, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import type { BookFields, StoredBook } from '../books/book.js';
+import { bookJson, type BookFields, type VersionedBook } from '../books/book.js';
 import { parseBookId } from '../books/book-id.js';
-import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
+import { etagOf, ifMatchVersions, noneMatchFails } from '../http/conditional-requests.js';
+import { Messages, envelope, envelopeJson, errorEnvelope } from '../http/envelope.js';
+import { idempotencyKeyOf, keyedRequest, sendAnswer } from '../http/idempotency.js';
 import { BookIdParams, BookResponses, CreateBookBody, UpdateBookBody, type UpdateBookBody as UpdateBody } from '../schemas/book.js';
 import { refTo } from '../schemas/common.js';
-import type { BookPage, BookStore } from '../store/book-store.js';
+import { KeyTakenOverError, type BookPage, type BookStore, type KeyedWrite, type StoredAnswer } from '../store/book-store.js';
 
 /** Rows per store query when listing; also the size above which the list is streamed. */
 export const LIST_PAGE_SIZE = 1000;
@@ -17,44 +21,105 @@ export const LIST_PAGE_SIZE = 1000;
 declare module 'fastify' {
   interface FastifyRequest {
     /** The book a PUT applies to, loaded before its body is read (404 before 400). */
-    existingBook: StoredBook | undefined;
+    existingBook: VersionedBook | undefined;
+    /** The request's Idempotency-Key, checked before the body is read. */
+    idempotencyKey: string | undefined;
   }
 }
 
 const bookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, requireToken } = app;
   app.decorateRequest('existingBook', undefined);
+  app.decorateRequest('idempotencyKey', undefined);
 
   /**
    * A book operation's route options: the token is checked first (onRequest, before the body
    * is read, the id parsed or the store asked), then `next` if given; the OpenAPI document
    * shows the operation as protected by the token.
    */
-  function bookOperation<Schema extends FastifySchema>(operationId: string, summary: string, schema: Schema, next?: onRequestHookHandler) {
+  function bookOperation<Schema extends FastifySchema>(operationId: string, summary: string, schema: Schema, ...next: onRequestHookHandler[]) {
     return {
-      onRequest: next ? [requireToken, next] : requireToken,
+      onRequest: next.length > 0 ? [requireToken, ...next] : requireToken,
       schema: { tags: ['books'], security: [{ token: [] }], operationId, summary, ...schema },
     };
   }
 
   /** The book the `:id` of the path names; undefined when it names none (not an id, or no such book). */
-  function findBook(rawId: string | undefined): Promise<StoredBook | undefined> | undefined {
+  function findBook(rawId: string | undefined): Promise<VersionedBook | undefined> | undefined {
     const id = parseBookId(rawId);
     return id === undefined ? undefined : store.get(id);
   }
 
   const bookNotFound = (reply: FastifyReply) => reply.code(404).send(errorEnvelope(404, Messages.bookNotFound));
+  // Not Modified: the client's copy is current. No payload at all (not even null, which the
+  // serializer would write as 4 bytes that HTTP forbids after a 304, leaving a client waiting).
+  const notModified = (reply: FastifyReply) => reply.code(304).send();
+  const preconditionFailed = (reply: FastifyReply) => reply.code(412).send(errorEnvelope(412, Messages.preconditionFailed));
+
+  /**
+   * onRequest, after the token: a malformed Idempotency-Key is a 400 before the body is read.
+   * A callback hook, not an async one: without a key it costs a header lookup, no promise.
+   */
+  function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+    const key = idempotencyKeyOf(request);
+    if (key === 'invalid') {
+      reply.code(400).send(errorEnvelope(400, Messages.invalidIdempotencyKey));
+      return;
+    }
+    request.idempotencyKey = key;
+    done();
+  }
+
+  /**
+   * A write with an Idempotency-Key: the key claimed (or the stored answer sent again, or 409,
+   * or 422), then `write`, which stores the answer `answerOf` makes in its own transaction.
+   * An outcome without an answer to store (404, 412) is sent by `sendOther`, the key let go.
+   */
+  async function writeOnce<Outcome>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+    answerOf: (outcome: Outcome) => StoredAnswer | undefined,
+    write: (idempotency: KeyedWrite<Outcome>) => Promise<Outcome>,
+    sendOther: (outcome: Outcome) => FastifyReply,
+  ): Promise<FastifyReply> {
+    const keyed = keyedRequest(request, key);
+    const claim = await store.claimKey(keyed);
+    if (claim.kind === 'replay') return sendAnswer(reply, claim.answer, true);
+    if (claim.kind === 'in-progress') return keyInProgress(reply);
+    if (claim.kind === 'other-request') return reply.code(422).send(errorEnvelope(422, Messages.idempotencyKeyReused));
+    let outcome: Outcome;
+    try {
+      outcome = await write({ request: keyed, answer: answerOf });
+    } catch (error) {
+      // Rolled back: nothing was written, and another attempt holds the key now.
+      if (error instanceof KeyTakenOverError) return keyInProgress(reply);
+      // Rolled back too (or, a connection lost during COMMIT, stored with its answer: then this
+      // finds the key answered and leaves it). Let go of it so a retry can run at once.
+      await store.releaseKey(keyed).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'could not let go of an Idempotency-Key'));
+      throw error;
+    }
+    const answer = answerOf(outcome);
+    return answer ? sendAnswer(reply, answer, false) : sendOther(outcome);
+  }
+
+  const keyInProgress = (reply: FastifyReply) => reply.code(409).send(errorEnvelope(409, Messages.idempotencyKeyInProgress));
 
   app.post(
     '/book',
     {
-      ...bookOperation('createBook', 'Create a book', { body: refTo(CreateBookBody), response: BookResponses.created }),
+      ...bookOperation('createBook', 'Create a book', { body: refTo(CreateBookBody), response: BookResponses.created }, checkIdempotencyKey),
       config: { invalidBodyMessage: Messages.invalidBook },
     },
     async (request, reply) => {
       const { title, author, year } = request.body;
-      const book = await store.create({ title, author, year });
-      return reply.code(201).send(envelope(201, Messages.bookCreated, book));
+      const fields = { title, author, year };
+      const key = request.idempotencyKey;
+      if (key !== undefined) {
+        return writeOnce(request, reply, key, createdAnswer, (idempotency) => store.create(fields, idempotency), () => reply);
+      }
+      const book = await store.create(fields);
+      return reply.code(201).header('etag', etagOf(book)).send(envelope(201, Messages.bookCreated, book));
     },
   );
 
@@ -78,13 +143,20 @@ const bookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const book = await findBook(request.params.id);
       if (!book) return bookNotFound(reply);
+      const etag = etagOf(book);
+      reply.header('etag', etag);
+      // Not Modified: the client's copy is current; no body (HTTP forbids one).
+      if (noneMatchFails(request.headers['if-none-match'], etag)) return notModified(reply);
       return reply.code(200).send(envelope(200, Messages.bookRetrieved, book));
     },
   );
 
   // The book is looked up first (404), then the body is applied (400). The lookup
   // is an onRequest hook so that it runs before the body is even parsed.
+  // With an Idempotency-Key, the book is looked up in the write's transaction instead (a
+  // repeat gets the stored answer even if the book is gone since), so the body comes first.
   async function loadExistingBook(request: FastifyRequest, reply: FastifyReply) {
+    if (request.idempotencyKey !== undefined) return;
     const book = await findBook((request.params as { id?: string }).id);
     if (!book) return bookNotFound(reply);
     request.existingBook = book;
@@ -97,33 +169,74 @@ const bookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'updateBook',
         'Update some or all fields of a book',
         { params: BookIdParams, body: refTo(UpdateBookBody), response: BookResponses.updated },
+        checkIdempotencyKey,
         loadExistingBook,
       ),
       config: { invalidBodyMessage: Messages.invalidBook },
     },
     async (request, reply) => {
-      const existing = request.existingBook as StoredBook;
       const changes = pickChanges(request.body);
-      const book = Object.keys(changes).length === 0 ? existing : await store.update(existing.id, changes);
+      const key = request.idempotencyKey;
+      if (key !== undefined) {
+        const id = parseBookId(request.params.id);
+        if (id === undefined) return bookNotFound(reply);
+        const ifVersion = ifMatchVersions(request.headers['if-match'], id);
+        return writeOnce(
+          request,
+          reply,
+          key,
+          updatedAnswer,
+          (idempotency) => store.update(id, changes, { ifVersion, idempotency }),
+          (outcome) => (outcome === 'changed' ? preconditionFailed(reply) : bookNotFound(reply)),
+        );
+      }
+      const existing = request.existingBook as VersionedBook;
+      const ifVersion = ifMatchVersions(request.headers['if-match'], existing.id);
+      const outcome =
+        Object.keys(changes).length === 0 && ifVersion === undefined ? existing : await store.update(existing.id, changes, { ifVersion });
+      if (outcome === 'changed') return preconditionFailed(reply);
       // Deleted between the lookup and the update: it is gone, so 404.
-      if (!book) return bookNotFound(reply);
-      return reply.code(200).send(envelope(200, Messages.bookUpdated, book));
+      if (outcome === 'missing') return bookNotFound(reply);
+      return reply.code(200).header('etag', etagOf(outcome)).send(envelope(200, Messages.bookUpdated, outcome));
     },
   );
 
   app.delete(
     '/book/:id',
-    bookOperation('deleteBook', 'Delete a book', { params: BookIdParams, response: BookResponses.deleted }),
+    bookOperation('deleteBook', 'Delete a book', { params: BookIdParams, response: BookResponses.deleted }, checkIdempotencyKey),
     async (request, reply) => {
       const id = parseBookId(request.params.id);
-      const deleted = id !== undefined && (await store.delete(id));
-      if (!deleted) return bookNotFound(reply);
+      if (id === undefined) return bookNotFound(reply);
+      const ifVersion = ifMatchVersions(request.headers['if-match'], id);
+      const sendOutcome = (outcome: 'missing' | 'changed') => (outcome === 'changed' ? preconditionFailed(reply) : bookNotFound(reply));
+      const key = request.idempotencyKey;
+      if (key !== undefined) {
+        return writeOnce(request, reply, key, deletedAnswer, (idempotency) => store.delete(id, { ifVersion, idempotency }), (outcome) =>
+          sendOutcome(outcome as 'missing' | 'changed'),
+        );
+      }
+      const outcome = await store.delete(id, { ifVersion });
+      if (outcome !== 'deleted') return sendOutcome(outcome);
       return reply.code(200).send(envelope(200, Messages.bookDeleted, null));
     },
   );
 };
 
 export default fp(bookRoutes, { name: 'book-routes', dependencies: ['store', 'auth'] });
+
+// The answers stored with an Idempotency-Key: the same bytes as the answers without one.
+function createdAnswer(book: VersionedBook): StoredAnswer {
+  return { status: 201, etag: etagOf(book), body: envelopeJson(201, Messages.bookCreated, bookJson(book)) };
+}
+
+function updatedAnswer(outcome: VersionedBook | 'missing' | 'changed'): StoredAnswer | undefined {
+  if (typeof outcome === 'string') return undefined;
+  return { status: 200, etag: etagOf(outcome), body: envelopeJson(200, Messages.bookUpdated, bookJson(outcome)) };
+}
+
+function deletedAnswer(outcome: 'deleted' | 'missing' | 'changed'): StoredAnswer | undefined {
+  return outcome === 'deleted' ? { status: 200, etag: undefined, body: envelopeJson(200, Messages.bookDeleted, 'null') } : undefined;
+}
 
 /** Only the three book fields; `id` and unknown fields in the body are ignored. */
 function pickChanges(body: UpdateBody): Partial<BookFields> {

@@ -6,8 +6,12 @@ import { Messages } from '../http/envelope.js';
 import {
   BodyTooLargeResponse,
   BookNotFoundResponse,
+  IdempotencyKeyInProgressResponse,
+  IdempotencyKeyReusedResponse,
   InternalErrorResponse,
+  InvalidIdempotencyKeyResponse,
   InvalidInputResponse,
+  PreconditionFailedResponse,
   ServiceUnavailableResponse,
   UnauthorizedResponse,
   envelopeSchema,
@@ -118,23 +122,73 @@ export const BookDeletedResponse = envelopeSchema(
 /** Answers of every route that uses the store: it is down, or a bug. */
 const storeFailures = { 500: refTo(InternalErrorResponse), 503: refTo(ServiceUnavailableResponse) };
 
+/** A book written with a bad body, or a bad Idempotency-Key. */
+export const BadBookWriteResponse = Type.Union([refTo(InvalidInputResponse), refTo(InvalidIdempotencyKeyResponse)], {
+  $id: 'BadBookWriteResponse',
+  description: 'The body cannot be read as a book, or the Idempotency-Key header is malformed; nothing is stored or changed',
+});
+
 const unauthorized = refTo(UnauthorizedResponse);
 const bookNotFound = refTo(BookNotFoundResponse);
-const invalidInput = refTo(InvalidInputResponse);
+const badWrite = refTo(BadBookWriteResponse);
 const bodyTooLarge = refTo(BodyTooLargeResponse);
+/** Answers of a write that brings an Idempotency-Key (docs/api.md "Idempotency-Key"). */
+const keyedFailures = { 409: refTo(IdempotencyKeyInProgressResponse), 422: refTo(IdempotencyKeyReusedResponse) };
+const preconditionFailed = refTo(PreconditionFailedResponse);
+const notModified = Type.Null({ description: 'Not Modified: If-None-Match names the book\'s current ETag (sent again); no body' });
+
+/** What a PUT or DELETE of one book may also answer: no such book, the key's answers, If-Match, a body too large, the store. */
+const writeOfOneBookFailures = {
+  404: bookNotFound,
+  ...keyedFailures,
+  412: preconditionFailed,
+  413: bodyTooLarge,
+  ...storeFailures,
+};
 
 export const BookResponses = {
-  created: { 201: refTo(BookCreatedResponse), 400: invalidInput, 401: unauthorized, 413: bodyTooLarge, ...storeFailures },
+  created: { 201: refTo(BookCreatedResponse), 400: badWrite, 401: unauthorized, ...keyedFailures, 413: bodyTooLarge, ...storeFailures },
   list: { 200: refTo(BookListResponse), 401: unauthorized, ...storeFailures },
-  read: { 200: refTo(BookRetrievedResponse), 401: unauthorized, 404: bookNotFound, ...storeFailures },
-  updated: {
-    200: refTo(BookUpdatedResponse),
-    400: invalidInput,
-    401: unauthorized,
-    404: bookNotFound,
-    413: bodyTooLarge,
-    ...storeFailures,
-  },
+  read: { 200: refTo(BookRetrievedResponse), 304: notModified, 401: unauthorized, 404: bookNotFound, ...storeFailures },
+  updated: { 200: refTo(BookUpdatedResponse), 400: badWrite, 401: unauthorized, ...writeOfOneBookFailures },
   // DELETE takes no body, but one sent along is still read (and ignored): over 1 MiB, it is a 413.
-  deleted: { 200: refTo(BookDeletedResponse), 401: unauthorized, 404: bookNotFound, 413: bodyTooLarge, ...storeFailures },
+  deleted: { 200: refTo(BookDeletedResponse), 400: refTo(InvalidIdempotencyKeyResponse), 401: unauthorized, ...writeOfOneBookFailures },
+};
+
+const ETAG = 'ETag';
+const etagHeader = Type.String({ description: 'The book\'s strong ETag, `"<id>-<version>"`: it changes with every write of the book' });
+const replayedHeader = Type.Literal('true', { description: 'Present when this answer is the stored answer of an earlier request with the same Idempotency-Key' });
+const idempotencyKey = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description:
+    'Makes the write happen at most once: a repeat with the same key and the same request gets the first answer again ' +
+    '(marked `Idempotent-Replayed: true`) and writes nothing. 1 to 255 printable ASCII characters, bare or as a quoted string.',
+});
+const ifMatch = Type.String({ description: 'Only if the book\'s ETag is one of these (or `*`: any); otherwise 412 and nothing is written' });
+
+/**
+ * Documentation only (src/plugins/external/openapi.ts): the headers each book operation reads,
+ * and those its answers carry. The routes read them from the request themselves (a headers
+ * schema would have every request validated for them).
+ */
+export const DocumentedBookHeaders: Record<string, { request?: TSchema; answers?: Record<number, Record<string, TSchema>> }> = {
+  createBook: {
+    request: Type.Object({ 'Idempotency-Key': Type.Optional(idempotencyKey) }),
+    answers: { 201: { [ETAG]: etagHeader, 'Idempotent-Replayed': replayedHeader } },
+  },
+  getBook: {
+    request: Type.Object({
+      'If-None-Match': Type.Optional(Type.String({ description: 'An answer 304 (no body) if the book\'s ETag is one of these, or `*`' })),
+    }),
+    answers: { 200: { [ETAG]: etagHeader }, 304: { [ETAG]: etagHeader } },
+  },
+  updateBook: {
+    request: Type.Object({ 'Idempotency-Key': Type.Optional(idempotencyKey), 'If-Match': Type.Optional(ifMatch) }),
+    answers: { 200: { [ETAG]: etagHeader, 'Idempotent-Replayed': replayedHeader } },
+  },
+  deleteBook: {
+    request: Type.Object({ 'Idempotency-Key': Type.Optional(idempotencyKey), 'If-Match': Type.Optional(ifMatch) }),
+    answers: { 200: { 'Idempotent-Replayed': replayedHeader } },
+  },
 };

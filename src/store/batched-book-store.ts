@@ -6,10 +6,12 @@
 //
 // The one place that asks which optional capabilities the driver has: GET /book/:id batched
 // where it reads several ids in one query (PostgreSQL, MySQL), POST /book where it inserts
-// several books in one statement (PostgreSQL); list pages on every store.
+// several books in one statement (PostgreSQL), with or without an Idempotency-Key (their
+// keys claimed in one statement, then the books and their answers in one transaction);
+// list pages on every store.
 import DataLoader from 'dataloader';
-import type { BookFields, StoredBook } from '../books/book.js';
-import type { BookPage, BookStore } from './book-store.js';
+import type { BookFields, VersionedBook } from '../books/book.js';
+import { KeyTakenOverError, type BookPage, type BookStore, type KeyClaim, type KeyedRequest, type KeyedWrite } from './book-store.js';
 import { BookStoreLayer } from './book-store-layer.js';
 import type { BookStoreDriver } from './driver.js';
 import { StatementRefusedError } from './errors.js';
@@ -20,22 +22,33 @@ const MAX_IDS_PER_READ = 64;
 const MAX_BOOKS_PER_INSERT = 64;
 
 type InsertBooks = NonNullable<BookStoreDriver['insertBooks']>;
+type BatchingDriver = Pick<BookStoreDriver, 'selectByIds' | 'insertBooks' | 'claimKeys' | 'transaction'>;
+
+interface KeyedInsert {
+  fields: BookFields;
+  idempotency: KeyedWrite<VersionedBook>;
+}
 
 export class BatchedBookStore extends BookStoreLayer {
   /** The reads of one turn in one query, where the driver can. */
-  private readonly booksById: DataLoader<bigint, StoredBook | undefined> | undefined;
+  private readonly booksById: DataLoader<bigint, VersionedBook | undefined> | undefined;
   /** List pages asked for together: one query per distinct page (`afterId:limit`). */
   private readonly pages: DataLoader<string, BookPage>;
   /** One turn's books in one INSERT, where the driver can. */
-  private readonly inserts: DataLoader<BookFields, StoredBook> | undefined;
+  private readonly inserts: DataLoader<BookFields, VersionedBook> | undefined;
+  /** One turn's Idempotency-Keys claimed in one statement, where the driver can. */
+  private readonly claims: DataLoader<KeyedRequest, KeyClaim> | undefined;
+  /** One turn's books with keys, and their answers, in one transaction, where the driver can. */
+  private readonly keyedInserts: DataLoader<KeyedInsert, VersionedBook> | undefined;
 
-  constructor(inner: BookStore, { selectByIds, insertBooks }: Pick<BookStoreDriver, 'selectByIds' | 'insertBooks'>) {
+  constructor(inner: BookStore, driver: BatchingDriver) {
     super(inner);
+    const { selectByIds, insertBooks, claimKeys } = driver;
     this.booksById =
       selectByIds &&
       new DataLoader(
         async (ids: readonly bigint[]) => {
-          const found = new Map<bigint, StoredBook>();
+          const found = new Map<bigint, VersionedBook>();
           for (const book of await selectByIds(ids)) found.set(book.id, book);
           return ids.map((id) => found.get(id));
         },
@@ -61,17 +74,39 @@ export class BatchedBookStore extends BookStoreLayer {
         cache: false,
         maxBatchSize: MAX_BOOKS_PER_INSERT,
       });
+    this.claims =
+      claimKeys &&
+      new DataLoader(
+        async (requests: readonly KeyedRequest[]) => {
+          const claimed = new Set(await claimKeys(requests));
+          // A key that exists already (a repeat, an expired or abandoned key) is looked at alone.
+          return Promise.all(requests.map((request) => (claimed.has(request) ? { kind: 'claimed' as const } : this.inner.claimKey(request).catch(toError))));
+        },
+        { cache: false, maxBatchSize: MAX_BOOKS_PER_INSERT },
+      );
+    this.keyedInserts =
+      insertBooks &&
+      new DataLoader((items: readonly KeyedInsert[]) => this.insertKeyedTogether(items, driver.transaction), {
+        cache: false,
+        maxBatchSize: MAX_BOOKS_PER_INSERT,
+      });
   }
 
-  override create(fields: BookFields): Promise<StoredBook> {
+  /** A book with an Idempotency-Key is written in a transaction of its own, with its answer. */
+  override create(fields: BookFields, idempotency?: KeyedWrite<VersionedBook>): Promise<VersionedBook> {
+    if (idempotency) return this.keyedInserts ? this.keyedInserts.load({ fields, idempotency }) : this.inner.create(fields, idempotency);
     return this.inserts ? this.inserts.load(fields) : this.inner.create(fields);
+  }
+
+  override claimKey(request: KeyedRequest): Promise<KeyClaim> {
+    return this.claims ? this.claims.load(request) : this.inner.claimKey(request);
   }
 
   override listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
     return this.pages.load(`${afterId}:${limit}`);
   }
 
-  override get(id: bigint): Promise<StoredBook | undefined> {
+  override get(id: bigint): Promise<VersionedBook | undefined> {
     return this.booksById ? this.booksById.load(id) : this.inner.get(id);
   }
 
@@ -80,7 +115,7 @@ export class BatchedBookStore extends BookStoreLayer {
    * with equal fields are interchangeable). When the database refused the statement (one book
    * it cannot store), each book is inserted alone, so only that book's request fails.
    */
-  private async insertTogether(books: readonly BookFields[], insertBooks: InsertBooks): Promise<(StoredBook | Error)[]> {
+  private async insertTogether(books: readonly BookFields[], insertBooks: InsertBooks): Promise<(VersionedBook | Error)[]> {
     const insertAlone = (book: BookFields) => this.inner.create(book).catch(toError);
     if (books.length === 1) return [await insertAlone(books[0]!)];
     let stored;
@@ -93,15 +128,50 @@ export class BatchedBookStore extends BookStoreLayer {
       if (error instanceof StatementRefusedError) return Promise.all(books.map(insertAlone));
       return books.map(() => toError(error));
     }
-    const written = new Map<string, StoredBook[]>();
-    for (const book of stored) {
-      const key = fieldsKey(book);
-      const same = written.get(key);
-      if (same) same.push(book);
-      else written.set(key, [book]);
-    }
-    return books.map((book) => written.get(fieldsKey(book))?.shift() ?? new Error('a batched insert returned fewer rows than it wrote'));
+    return matchRows(books, stored);
   }
+
+  /**
+   * Books with Idempotency-Keys in one transaction: one INSERT, then every answer stored with
+   * its key in one UPDATE, so each answer is stored if and only if its book is. When the
+   * database refused the INSERT, or an attempt no longer holds its key, the transaction is
+   * rolled back and each book is written alone (in a transaction of its own).
+   */
+  private async insertKeyedTogether(items: readonly KeyedInsert[], transaction: BookStoreDriver['transaction']): Promise<(VersionedBook | Error)[]> {
+    const insertAlone = ({ fields, idempotency }: KeyedInsert) => this.inner.create(fields, idempotency).catch(toError);
+    if (items.length === 1) return [await insertAlone(items[0]!)];
+    try {
+      return await transaction(async (tx) => {
+        if (!tx.insertBooks || !tx.storeAnswers) throw new Error('the driver has no batched keyed writes');
+        const books = matchRows(
+          items.map((item) => item.fields),
+          await tx.insertBooks(items.map((item) => item.fields)),
+        );
+        const answers = books.map((book, i) => {
+          if (book instanceof Error) throw book;
+          const { idempotency } = items[i]!;
+          return { request: idempotency.request, answer: idempotency.answer(book)! };
+        });
+        if ((await tx.storeAnswers(answers)) < items.length) throw new KeyTakenOverError();
+        return books;
+      });
+    } catch (error) {
+      if (error instanceof StatementRefusedError || error instanceof KeyTakenOverError) return Promise.all(items.map(insertAlone));
+      return items.map(() => toError(error));
+    }
+  }
+}
+
+/** Each book asked for gets a row written with its own fields (rows with equal fields are interchangeable). */
+function matchRows(asked: readonly BookFields[], stored: readonly VersionedBook[]): (VersionedBook | Error)[] {
+  const written = new Map<string, VersionedBook[]>();
+  for (const book of stored) {
+    const key = fieldsKey(book);
+    const same = written.get(key);
+    if (same) same.push(book);
+    else written.set(key, [book]);
+  }
+  return asked.map((book) => written.get(fieldsKey(book))?.shift() ?? new Error('a batched insert returned fewer rows than it wrote'));
 }
 
 /** DataLoader answers a key with an Error instance by rejecting that key's load with it. */

@@ -1,29 +1,52 @@
 // A layer around a BookStore (batched-book-store.ts, retrying-book-store.ts): each layer
 // overrides the operations it changes; what it does not change goes on to the store inside.
-import type { BookFields, StoredBook } from '../books/book.js';
-import type { BookPage, BookStore, NodeUse, PoolStats } from './book-store.js';
+import type { BookFields, VersionedBook } from '../books/book.js';
+import type {
+  BookPage,
+  BookStore,
+  DeleteOutcome,
+  KeyClaim,
+  KeyedRequest,
+  KeyedWrite,
+  NodeUse,
+  PoolStats,
+  UpdateOutcome,
+  WriteOptions,
+} from './book-store.js';
 
 export abstract class BookStoreLayer implements BookStore {
   constructor(protected readonly inner: BookStore) {}
 
-  create(fields: BookFields): Promise<StoredBook> {
-    return this.inner.create(fields);
+  create(fields: BookFields, idempotency?: KeyedWrite<VersionedBook>): Promise<VersionedBook> {
+    return this.inner.create(fields, idempotency);
   }
 
   listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
     return this.inner.listPageJson(afterId, limit);
   }
 
-  get(id: bigint): Promise<StoredBook | undefined> {
+  get(id: bigint): Promise<VersionedBook | undefined> {
     return this.inner.get(id);
   }
 
-  update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined> {
-    return this.inner.update(id, changes);
+  update(id: bigint, changes: Partial<BookFields>, options?: WriteOptions<UpdateOutcome>): Promise<UpdateOutcome> {
+    return this.inner.update(id, changes, options);
   }
 
-  delete(id: bigint): Promise<boolean> {
-    return this.inner.delete(id);
+  delete(id: bigint, options?: WriteOptions<DeleteOutcome>): Promise<DeleteOutcome> {
+    return this.inner.delete(id, options);
+  }
+
+  claimKey(request: KeyedRequest): Promise<KeyClaim> {
+    return this.inner.claimKey(request);
+  }
+
+  releaseKey(request: KeyedRequest): Promise<void> {
+    return this.inner.releaseKey(request);
+  }
+
+  purgeExpiredKeys(): Promise<number> {
+    return this.inner.purgeExpiredKeys();
   }
 
   poolStats(): PoolStats | undefined {

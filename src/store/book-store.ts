@@ -13,8 +13,10 @@
 //   batched-book-store.ts   around it: requests that arrive together share queries (DataLoader)
 //   retrying-book-store.ts  around that: conflicts retried; what becomes a 503
 //   book-store-layer.ts the base of those two layers: what a layer does not change goes on
-//   books-table.ts      the table's Kysely types, its rows, and how a row reads as a book
-//   by-id.ts            a book read or deleted by id, the same on every database
+//   idempotency-keys.ts Idempotency-Key in the database: claims, stored answers, the purge
+//   key-purge.ts        expired keys deleted in the background, a small batch at a time
+//   books-table.ts      the tables' Kysely types, their rows, and how a row reads as a book
+//   by-id.ts            a book read, updated or deleted by id (with its version), the same on every database
 //   returning.ts        INSERT/UPDATE … RETURNING, for the databases that have it
 //   migrations/         versioned DDL; the id column and table options come from the driver
 //   sqlite/ postgres/ mysql/
@@ -24,7 +26,36 @@
 //                       statements, group commit; PostgreSQL: named prepared statements), the
 //                       insert, update and list-page strategies, and errors.ts (its classifier)
 
-import type { BookFields, StoredBook } from '../books/book.js';
+import type { BookFields, VersionedBook } from '../books/book.js';
+import type { KeyClaim, KeyedRequest, StoredAnswer } from './idempotency-keys.js';
+
+export type { KeyClaim, KeyedRequest, StoredAnswer };
+
+/** An update's outcome: the book as written, no such book, or (with `ifVersion`) the book is at another version. */
+export type UpdateOutcome = VersionedBook | 'missing' | 'changed';
+/** A delete's outcome. */
+export type DeleteOutcome = 'deleted' | 'missing' | 'changed';
+
+/**
+ * A write that brings a claimed Idempotency-Key: the answer `answer` makes of the write's
+ * outcome is stored with the key in the write's own transaction; an outcome it makes no answer
+ * of (nothing was written) lets go of the key in that transaction instead.
+ */
+export interface KeyedWrite<Outcome> {
+  request: KeyedRequest;
+  answer(outcome: Outcome): StoredAnswer | undefined;
+}
+
+export interface WriteOptions<Outcome> {
+  /** If-Match: only while the book is at one of these versions (checked in the write's statement). */
+  ifVersion?: readonly number[];
+  idempotency?: KeyedWrite<Outcome>;
+}
+
+/** The attempt that claimed a key lost it (it took longer than ABANDONED_CLAIM_MS): nothing was written. */
+export class KeyTakenOverError extends Error {
+  override name = 'KeyTakenOverError';
+}
 
 export interface BookPage {
   /** The page's books as JSON object texts joined by commas (`{…},{…}`); '' for none. */
@@ -53,18 +84,26 @@ export interface NodeUse {
 }
 
 export interface BookStore {
-  create(fields: BookFields): Promise<StoredBook>;
+  create(fields: BookFields, idempotency?: KeyedWrite<VersionedBook>): Promise<VersionedBook>;
   /**
    * Up to `limit` books with an id above `afterId`, ordered by id ascending (keyset paging),
    * each already written as its JSON object `{"id":…,"title":…,"author":…,"year":…}` with
    * the exact id. The store writes the JSON (SQLite, PostgreSQL) so no row objects are built.
    */
   listPageJson(afterId: bigint, limit: number): Promise<BookPage>;
-  get(id: bigint): Promise<StoredBook | undefined>;
-  /** Applies the given fields; undefined when no such book exists. */
-  update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined>;
-  /** False when no such book exists. */
-  delete(id: bigint): Promise<boolean>;
+  get(id: bigint): Promise<VersionedBook | undefined>;
+  /** Applies the given fields (none: reads the book). */
+  update(id: bigint, changes: Partial<BookFields>, options?: WriteOptions<UpdateOutcome>): Promise<UpdateOutcome>;
+  delete(id: bigint, options?: WriteOptions<DeleteOutcome>): Promise<DeleteOutcome>;
+  /**
+   * Claims an Idempotency-Key for a request (committed at once: every instance sees it), or
+   * says why not: the answer stored for it, still being processed, or used for another request.
+   */
+  claimKey(request: KeyedRequest): Promise<KeyClaim>;
+  /** Lets go of a claimed key whose write failed (rolled back), so the request can be sent again. */
+  releaseKey(request: KeyedRequest): Promise<void>;
+  /** Deletes up to a batch of expired keys; how many. */
+  purgeExpiredKeys(): Promise<number>;
   poolStats(): PoolStats | undefined;
   /** Undefined for a store that is a file (SQLite). */
   nodeUse(): NodeUse | undefined;

@@ -1,14 +1,35 @@
-// The books table as Kysely sees it, the rows the drivers return, and how a row reads as a book.
+// The tables as Kysely sees them, the rows the drivers return, and how a row reads as a book.
 import type { CompiledQuery, Generated, QueryResult } from 'kysely';
-import type { BookFields, StoredBook } from '../books/book.js';
+import { BOOK_COLUMNS, type BookFields, type VersionedBook } from '../books/book.js';
 
 interface BooksTable extends BookFields {
   id: Generated<bigint>;
+  /** 1 when created, one more on every write of the book (its ETag: src/http/conditional-requests.ts). */
+  version: Generated<number>;
+}
+
+/** One Idempotency-Key: who is processing it, or the answer its first request got (src/store/idempotency-keys.ts). */
+export interface IdempotencyKeysTable {
+  idempotency_key: string;
+  /** SHA-256 of the request's method, URL and body: a repeat must be the same request. */
+  fingerprint: string;
+  /** A random id of the attempt processing the key; the answer is stored only by that attempt. */
+  owner: string;
+  /** The stored answer's status; null while the first request is being processed. */
+  status: number | null;
+  etag: string | null;
+  body: string | null;
+  /** When the key was claimed, in milliseconds by the database's clock. */
+  created_ms: number | bigint;
 }
 
 export interface BookDatabase {
   books: BooksTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
+
+/** Every column a book is read with: its JSON fields, then its version. */
+export const VERSIONED_BOOK_COLUMNS = [...BOOK_COLUMNS, 'version'] as const;
 
 /** What the drivers return: ids as bigint (SQLite, pg) or string/number (mysql2), years as number or bigint. */
 export interface BookRow {
@@ -16,6 +37,10 @@ export interface BookRow {
   title: string;
   author: string;
   year: number | bigint;
+}
+
+export interface VersionedBookRow extends BookRow {
+  version: number | bigint | string;
 }
 
 /** How a driver runs a compiled query: its reads, or its writes (resolved once durable). */
@@ -30,11 +55,17 @@ export function toBigInt(value: bigint | string | number): bigint {
   return typeof value === 'bigint' ? value : BigInt(value);
 }
 
-export function toStoredBook(row: BookRow): StoredBook {
+export function toVersionedBook(row: VersionedBookRow): VersionedBook {
   return {
     id: toBigInt(row.id),
     title: row.title,
     author: row.author,
     year: Number(row.year),
+    version: Number(row.version),
   };
+}
+
+/** A list row as a book (lists carry no versions). */
+export function toStoredBook(row: BookRow) {
+  return { id: toBigInt(row.id), title: row.title, author: row.author, year: Number(row.year) };
 }

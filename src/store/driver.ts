@@ -4,10 +4,11 @@
 // book operations is one method that answers with books, pages and flags, never rows.
 import type { ColumnBuilderCallback, ColumnDataType, Expression, Kysely, RawBuilder } from 'kysely';
 import type { Logger } from 'pino';
-import type { BookFields, StoredBook } from '../books/book.js';
-import type { BookPage, NodeUse, PoolStats } from './book-store.js';
-import type { BookDatabase } from './books-table.js';
+import type { BookFields, VersionedBook } from '../books/book.js';
+import type { BookPage, KeyedWrite, NodeUse, PoolStats } from './book-store.js';
+import type { BookDatabase, RunQuery } from './books-table.js';
 import type { StoreErrorKind } from './errors.js';
+import type { IdempotencyKeyQueries, KeyedRequest, StoredAnswer } from './idempotency-keys.js';
 
 export interface DriverOptions {
   /**
@@ -52,16 +53,37 @@ export interface DatabaseUrls<Target extends { kind: string }> {
   parse(dbUrl: string, context: { scheme: string; cwd: string; Invalid: new (message: string) => Error }): Target;
 }
 
-/** What the books table's DDL takes from the database; its other columns follow src/books/book.ts. */
+/** What the tables' DDL takes from the database; the books' other columns follow src/books/book.ts. */
 export interface BooksTableDdl {
   /** A 64-bit integer primary key, generated, never reused after a delete. */
   idColumn: { type: ColumnDataType; build: ColumnBuilderCallback };
   /** Appended to CREATE TABLE (engine, character set), if anything. */
   tableOptions: Expression<unknown> | undefined;
+  /** Whether an index exists, for a database without CREATE INDEX IF NOT EXISTS (MySQL). */
+  indexExists?(db: Kysely<unknown>, table: string, index: string): Promise<boolean>;
+}
+
+/**
+ * The writes and the read of one book, on the pool (each its own statement) or inside one
+ * transaction (BookStoreDriver.transaction). The writes resolve once what they wrote is durable.
+ */
+export interface BookOperations {
+  /** The book with this id; undefined when there is none. */
+  selectBook(id: bigint): Promise<VersionedBook | undefined>;
+  /** Inserts a book (title, author, year): the book as written, with the id it got and version 1. */
+  insertBook(fields: BookFields): Promise<VersionedBook>;
+  /**
+   * Applies `changes` (at least one field) and raises the version by one: the book as written.
+   * With `ifVersion`, only while the book is at one of those versions, checked in the same
+   * statement. Undefined when no row matched (no such book, or at another version).
+   */
+  updateBook(id: bigint, changes: Partial<BookFields>, ifVersion?: readonly number[]): Promise<VersionedBook | undefined>;
+  /** False when no row matched (no such book, or, with `ifVersion`, at another version). */
+  deleteBook(id: bigint, ifVersion?: readonly number[]): Promise<boolean>;
 }
 
 /** One open database. Every query the store sends goes through it. */
-export interface BookStoreDriver {
+export interface BookStoreDriver extends BookOperations {
   /** Kysely over the connection or pool: migrations, health checks, queries that are not hot. */
   readonly db: Kysely<BookDatabase>;
   readonly booksTable: BooksTableDdl;
@@ -75,22 +97,18 @@ export interface BookStoreDriver {
    */
   openForMigrations?(options: DriverOptions): BookStoreDriver;
 
-  // The book operations. The writes resolve once what they wrote is durable.
+  // The book operations (BookOperations, above), and these:
 
-  /** The book with this id; undefined when there is none. */
-  selectBook(id: bigint): Promise<StoredBook | undefined>;
   /**
    * The books with these ids (any order, the missing ones left out), in one query. Given by
    * the databases across a network: the books that requests arriving together ask for are
    * read in one round trip (see batched-book-store.ts). Left out by SQLite, whose reads are
    * synchronous calls.
    */
-  selectByIds?(ids: readonly bigint[]): Promise<StoredBook[]>;
+  selectByIds?(ids: readonly bigint[]): Promise<VersionedBook[]>;
   /** Up to `limit` books with an id above `afterId`, by id, as one page of JSON. */
   selectPage(afterId: bigint, limit: number): Promise<BookPage>;
 
-  /** Inserts a book (title, author, year): the book as written, with the id it got. */
-  insertBook(fields: BookFields): Promise<StoredBook>;
   /**
    * Inserts several books in one statement (one transaction: all or none), each book as
    * written coming back, in any order. Given where the database can say which id each row
@@ -98,11 +116,33 @@ export interface BookStoreDriver {
    * one round trip and one commit. Rejects with a StatementRefusedError (errors.ts) when the
    * database refused the statement, so that nothing was written.
    */
-  insertBooks?(books: readonly BookFields[]): Promise<StoredBook[]>;
-  /** Applies `changes` (at least one field): the book as written, undefined when it does not exist. */
-  updateBook(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined>;
-  /** False when no such book exists. */
-  deleteBook(id: bigint): Promise<boolean>;
+  insertBooks?(books: readonly BookFields[]): Promise<VersionedBook[]>;
+
+  /**
+   * Runs `work` in one transaction on one connection: everything it writes through `tx`
+   * commits together once it resolves, or nothing does. `work` may await only `tx`'s queries
+   * (SQLite runs it between two turns of the event loop).
+   */
+  transaction<T>(work: (tx: TransactionScope) => Promise<T>): Promise<T>;
+  /**
+   * Claims the keys of several requests in one statement (committed at once): the requests
+   * whose key this claimed (its owner's). The others are looked at one by one (claim, in
+   * idempotency-keys.ts). Given where the database can say which rows an INSERT … ON CONFLICT
+   * DO NOTHING wrote (PostgreSQL's RETURNING), so that keyed writes arriving together share it.
+   */
+  claimKeys?(requests: readonly KeyedRequest[]): Promise<KeyedRequest[]>;
+  /**
+   * A book with a claimed Idempotency-Key: the insert and the storing of its answer as one
+   * write that joins the next group commit (SQLite), instead of a transaction of its own.
+   * Rejects with KeyTakenOverError (nothing written) when the key is no longer held.
+   */
+  insertBookWithAnswer?(fields: BookFields, idempotency: KeyedWrite<VersionedBook>): Promise<VersionedBook>;
+  /** The Idempotency-Key queries (idempotency-keys.ts); run them with `runWrite` or a transaction's `run`. */
+  readonly idempotencyKeys: IdempotencyKeyQueries;
+  /** Runs a write on its own, outside any transaction, resolved once it is durable. */
+  readonly runWrite: RunQuery;
+  /** Runs a read on its own, outside any transaction. */
+  readonly runRead: RunQuery;
 
   /** Connection pool usage (of the node in use), for metrics. */
   poolStats(): PoolStats | undefined;
@@ -111,4 +151,13 @@ export interface BookStoreDriver {
   /** What a driver error means; see errors.ts. */
   classifyError(error: unknown): StoreErrorKind | undefined;
   close(): Promise<void>;
+}
+
+/** Inside BookStoreDriver.transaction: the book operations, and any other query, on the transaction. */
+export interface TransactionScope extends BookOperations {
+  readonly run: RunQuery;
+  /** BookStoreDriver.insertBooks, inside the transaction (PostgreSQL). */
+  insertBooks?(books: readonly BookFields[]): Promise<VersionedBook[]>;
+  /** Stores several answers with their claimed keys in one statement: how many keys were still held (PostgreSQL). */
+  storeAnswers?(answers: ReadonlyArray<{ request: KeyedRequest; answer: StoredAnswer }>): Promise<number>;
 }

@@ -3,11 +3,12 @@
 import { Migrator, sql } from 'kysely';
 import type { Logger } from 'pino';
 import { BatchedBookStore } from './batched-book-store.js';
-import { bookRepository } from './book-repository.js';
+import { DEFAULT_IDEMPOTENCY_TTL_MS, bookRepository } from './book-repository.js';
 import type { BookStore } from './book-store.js';
 import type { BookStoreDriver, DriverOptions } from './driver.js';
 import { newLeaseHolder, withMigrationLease, type LeaseOptions } from './migration-lease.js';
 import { describeDriverError } from './errors.js';
+import { KeyPurgingBookStore } from './key-purge.js';
 import { migrationsFor } from './migrations/index.js';
 import { MIGRATIONS_CUT_SHORT, STORE_NOT_UP_YET, retrier, retriesOn } from './retry.js';
 import { RetryingBookStore } from './retrying-book-store.js';
@@ -29,6 +30,8 @@ export interface StoreSettings {
   /** Bound on one migration statement, and on waiting for another instance's migrations (DB_MIGRATION_TIMEOUT). */
   migrationTimeoutMs?: number;
   poolMax: number | undefined;
+  /** How long an Idempotency-Key and its answer are kept (IDEMPOTENCY_TTL); 24 hours unless given. */
+  idempotencyTtlMs?: number;
 }
 
 export async function openStore(settings: StoreSettings, logger: Logger): Promise<BookStore> {
@@ -71,7 +74,8 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
     await driver.close().catch(() => undefined);
     throw error instanceof StoreStartupError ? error : migrationFailed(error, options);
   }
-  return bookStoreOn(driver);
+  const idempotencyTtlMs = settings.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
+  return new KeyPurgingBookStore(bookStoreOn(driver, idempotencyTtlMs), idempotencyTtlMs, logger);
 }
 
 /**
@@ -79,8 +83,8 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
  * that arrive together sharing queries; around that, conflicts retried, so that each request's
  * share of a batch is retried on its own (and a 503 decided).
  */
-export function bookStoreOn(driver: BookStoreDriver): BookStore {
-  return new RetryingBookStore(new BatchedBookStore(bookRepository(driver), driver), driver.classifyError);
+export function bookStoreOn(driver: BookStoreDriver, idempotencyTtlMs = DEFAULT_IDEMPOTENCY_TTL_MS): BookStore {
+  return new RetryingBookStore(new BatchedBookStore(bookRepository(driver, { idempotencyTtlMs }), driver), driver.classifyError);
 }
 
 /**

@@ -2,8 +2,8 @@
 // retry.ts: the work was rolled back and may succeed when run again), and here, in one place,
 // a failure becomes what the HTTP side sees: StoreUnavailableError (503) when the store cannot
 // be reached or the conflicts did not stop, the error itself (500) otherwise.
-import type { BookFields, StoredBook } from '../books/book.js';
-import type { BookPage, BookStore } from './book-store.js';
+import type { BookFields, VersionedBook } from '../books/book.js';
+import type { BookPage, BookStore, DeleteOutcome, KeyClaim, KeyedRequest, KeyedWrite, UpdateOutcome, WriteOptions } from './book-store.js';
 import { BookStoreLayer } from './book-store-layer.js';
 import { StoreUnavailableError, rethrowStoreError, type StoreErrorKind } from './errors.js';
 import { CONFLICTS, retrier, type Retrier } from './retry.js';
@@ -22,24 +22,40 @@ export class RetryingBookStore extends BookStoreLayer {
     });
   }
 
-  override create(fields: BookFields): Promise<StoredBook> {
-    return this.conflicts.run(() => this.inner.create(fields));
+  override create(fields: BookFields, idempotency?: KeyedWrite<VersionedBook>): Promise<VersionedBook> {
+    return this.conflicts.run(() => this.inner.create(fields, idempotency));
   }
 
   override listPageJson(afterId: bigint, limit: number): Promise<BookPage> {
     return this.conflicts.run(() => this.inner.listPageJson(afterId, limit));
   }
 
-  override get(id: bigint): Promise<StoredBook | undefined> {
+  override get(id: bigint): Promise<VersionedBook | undefined> {
     return this.conflicts.run(() => this.inner.get(id));
   }
 
-  override update(id: bigint, changes: Partial<BookFields>): Promise<StoredBook | undefined> {
-    return this.conflicts.run(() => this.inner.update(id, changes));
+  // A conditional write run again checks its condition again (a Galera conflict: another
+  // node's write of the same book won, so If-Match now fails where it held before).
+  override update(id: bigint, changes: Partial<BookFields>, options?: WriteOptions<UpdateOutcome>): Promise<UpdateOutcome> {
+    return this.conflicts.run(() => this.inner.update(id, changes, options));
   }
 
-  override delete(id: bigint): Promise<boolean> {
-    return this.conflicts.run(() => this.inner.delete(id));
+  override delete(id: bigint, options?: WriteOptions<DeleteOutcome>): Promise<DeleteOutcome> {
+    return this.conflicts.run(() => this.inner.delete(id, options));
+  }
+
+  // Two nodes claiming one key at once: one commits, the other's conflict is retried and then
+  // sees the key claimed.
+  override claimKey(request: KeyedRequest): Promise<KeyClaim> {
+    return this.conflicts.run(() => this.inner.claimKey(request));
+  }
+
+  override releaseKey(request: KeyedRequest): Promise<void> {
+    return this.conflicts.run(() => this.inner.releaseKey(request));
+  }
+
+  override purgeExpiredKeys(): Promise<number> {
+    return this.conflicts.run(() => this.inner.purgeExpiredKeys());
   }
 
   override ping(): Promise<void> {

@@ -1,21 +1,24 @@
 // Writes with RETURNING (SQLite, PostgreSQL): the row as written comes back with the write,
 // in the same statement, so the answer is exactly our own write.
 import type { Kysely } from 'kysely';
-import { BOOK_COLUMNS, type BookFields } from '../books/book.js';
-import { bind, toStoredBook, type BookDatabase, type RunQuery } from './books-table.js';
-import type { BookStoreDriver } from './driver.js';
+import { bind, toVersionedBook, VERSIONED_BOOK_COLUMNS, type BookDatabase, type RunQuery } from './books-table.js';
+import { updateById } from './by-id.js';
+import type { BookOperations } from './driver.js';
 
-export function returningWrites(db: Kysely<BookDatabase>, write: RunQuery): Pick<BookStoreDriver, 'insertBook' | 'updateBook'> {
-  // Compiled once; parameters in the order of the values: title, author, year.
-  const insert = db.insertInto('books').values({ title: '', author: '', year: 0 }).returning(BOOK_COLUMNS).compile();
-  return {
-    async insertBook(fields: BookFields) {
+export type ReturningOperations = Pick<BookOperations, 'insertBook' | 'updateBook'>;
+
+/** The insert and the update, compiled once where they can be, for any way to run them (the pool, or a transaction). */
+export function returningWrites(db: Kysely<BookDatabase>): (write: RunQuery) => ReturningOperations {
+  // Parameters in the order of the values: title, author, year.
+  const insert = db.insertInto('books').values({ title: '', author: '', year: 0 }).returning(VERSIONED_BOOK_COLUMNS).compile();
+  return (write) => ({
+    async insertBook(fields) {
       const { rows } = await write(bind(insert, [fields.title, fields.author, fields.year]));
-      return toStoredBook(rows[0]!);
+      return toVersionedBook(rows[0]!);
     },
-    async updateBook(id, changes) {
-      const { rows } = await write(db.updateTable('books').set(changes).where('id', '=', id).returning(BOOK_COLUMNS).compile());
-      return rows[0] && toStoredBook(rows[0]);
+    async updateBook(id, changes, ifVersion) {
+      const { rows } = await write(updateById(db, id, changes, ifVersion).returning(VERSIONED_BOOK_COLUMNS).compile());
+      return rows[0] && toVersionedBook(rows[0]);
     },
-  };
+  });
 }

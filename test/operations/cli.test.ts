@@ -110,7 +110,7 @@ describe('node dist/main.js migrate', () => {
     const db = openSqlite(file, { readonly: true });
     try {
       const columns = (db.prepare('pragma table_info(books)').all() as Array<{ name: string }>).map((column) => column.name);
-      expect(columns.sort()).toEqual(['author', 'id', 'title', 'year']);
+      expect(columns.sort()).toEqual(['author', 'id', 'title', 'version', 'year']);
     } finally {
       db.close();
     }

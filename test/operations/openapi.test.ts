@@ -29,6 +29,7 @@ interface MediaType {
 interface ResponseObject {
   description?: string;
   content?: Record<string, MediaType>;
+  headers?: Record<string, { description?: string; schema?: JsonSchema }>;
 }
 interface Parameter {
   in: string;
@@ -64,6 +65,7 @@ const API_OPERATIONS = ['POST /token', 'POST /book', 'GET /books', 'GET /book/{i
 const PROTECTED_OPERATIONS = API_OPERATIONS.filter((operation) => operation !== 'POST /token');
 const OPERATIONS_ROUTES = ['GET /healthz', 'GET /readyz', 'GET /metrics'];
 const ID_OPERATIONS = ['GET /book/{id}', 'PUT /book/{id}', 'DELETE /book/{id}'];
+const WRITE_OPERATIONS = ['POST /book', 'PUT /book/{id}', 'DELETE /book/{id}'];
 
 /** The operationId of every operation: what a generated client names its functions. */
 const OPERATION_IDS: Record<string, string> = {
@@ -112,6 +114,9 @@ const REQUEST_BODIES: Record<string, string> = {
 /** Every JSON answer each operation can give: HTTP status → the messages it can carry. */
 const store = { 500: [Messages.internalError], 503: [Messages.serviceUnavailable] };
 const unauthorized = [Messages.tokenRequired, Messages.invalidToken];
+/** The answers of a write that brings an Idempotency-Key. */
+const keyed = { 409: [Messages.idempotencyKeyInProgress], 422: [Messages.idempotencyKeyReused] };
+
 const EXPECTED_ANSWERS: Record<string, Record<number, string[]>> = {
   'POST /token': {
     200: [Messages.tokenGenerated],
@@ -121,18 +126,36 @@ const EXPECTED_ANSWERS: Record<string, Record<number, string[]>> = {
     429: [Messages.tooManyRequests],
     500: [Messages.tokenSigningFailed, Messages.internalError],
   },
-  'POST /book': { 201: [Messages.bookCreated], 400: [Messages.invalidBook], 401: unauthorized, 413: [Messages.bodyTooLarge], ...store },
+  'POST /book': {
+    201: [Messages.bookCreated],
+    400: [Messages.invalidBook, Messages.invalidIdempotencyKey],
+    401: unauthorized,
+    ...keyed,
+    413: [Messages.bodyTooLarge],
+    ...store,
+  },
   'GET /books': { 200: [Messages.booksRetrieved], 401: unauthorized, ...store },
   'GET /book/{id}': { 200: [Messages.bookRetrieved], 401: unauthorized, 404: [Messages.bookNotFound], ...store },
   'PUT /book/{id}': {
     200: [Messages.bookUpdated],
-    400: [Messages.invalidBook],
+    400: [Messages.invalidBook, Messages.invalidIdempotencyKey],
     401: unauthorized,
     404: [Messages.bookNotFound],
+    ...keyed,
+    412: [Messages.preconditionFailed],
     413: [Messages.bodyTooLarge],
     ...store,
   },
-  'DELETE /book/{id}': { 200: [Messages.bookDeleted], 401: unauthorized, 404: [Messages.bookNotFound], 413: [Messages.bodyTooLarge], ...store },
+  'DELETE /book/{id}': {
+    200: [Messages.bookDeleted],
+    400: [Messages.invalidIdempotencyKey],
+    401: unauthorized,
+    404: [Messages.bookNotFound],
+    ...keyed,
+    412: [Messages.preconditionFailed],
+    413: [Messages.bodyTooLarge],
+    ...store,
+  },
   'GET /healthz': { 200: [Messages.alive] },
   'GET /readyz': { 200: [Messages.ready], 503: [Messages.serviceUnavailable] },
   'GET /metrics': { 500: [Messages.internalError] },
@@ -146,6 +169,10 @@ const DOCUMENTED_ERRORS: Array<{ status: string; message: string; operations: st
   { status: '401', message: 'Invalid token', operations: PROTECTED_OPERATIONS },
   { status: '401', message: 'Invalid credentials', operations: ['POST /token'] },
   { status: '404', message: 'Book not found', operations: ID_OPERATIONS },
+  { status: '400', message: 'Invalid Idempotency-Key header', operations: WRITE_OPERATIONS },
+  { status: '409', message: 'A request with this Idempotency-Key is still being processed', operations: WRITE_OPERATIONS },
+  { status: '412', message: 'Precondition failed: the book has changed', operations: ['PUT /book/{id}', 'DELETE /book/{id}'] },
+  { status: '422', message: 'Idempotency-Key already used for a different request', operations: WRITE_OPERATIONS },
   { status: '413', message: 'Request body too large', operations: ['POST /token', 'POST /book', 'PUT /book/{id}'] },
   { status: '429', message: 'Too many requests', operations: ['POST /token'] },
   { status: '500', message: 'Could not generate token', operations: ['POST /token'] },
@@ -339,6 +366,22 @@ describe('GET /openapi.json', () => {
     expect([unauthenticated.status, unauthenticated.body.message]).toEqual([401, Messages.tokenRequired]);
   });
 
+  it('the conditional-request and Idempotency-Key headers are documented: optional request headers, and the ETag and replay mark of the answers', async () => {
+    const document = await fetchDocument();
+    const requestHeaders = (key: string) =>
+      (operation(document, key).parameters ?? []).filter((parameter) => parameter.in === 'header').map((parameter) => [parameter.name, parameter.required ?? false]);
+    expect(requestHeaders('POST /book')).toEqual([['Idempotency-Key', false]]);
+    expect(requestHeaders('PUT /book/{id}')).toEqual([['Idempotency-Key', false], ['If-Match', false]]);
+    expect(requestHeaders('DELETE /book/{id}')).toEqual([['Idempotency-Key', false], ['If-Match', false]]);
+    expect(requestHeaders('GET /book/{id}')).toEqual([['If-None-Match', false]]);
+    const answerHeaders = (key: string, status: string) => Object.keys(operation(document, key).responses?.[status]?.headers ?? {});
+    expect(answerHeaders('POST /book', '201')).toEqual(['ETag', 'Idempotent-Replayed']);
+    expect(answerHeaders('GET /book/{id}', '200')).toEqual(['ETag']);
+    expect(answerHeaders('GET /book/{id}', '304')).toEqual(['ETag']);
+    expect(answerHeaders('PUT /book/{id}', '200')).toEqual(['ETag', 'Idempotent-Replayed']);
+    expect(answerHeaders('DELETE /book/{id}', '200')).toEqual(['Idempotent-Replayed']);
+  });
+
   it('named schemas sit in components.schemas; bodies and JSON responses refer to them by $ref', async () => {
     const document = await fetchDocument();
     const schemas = document.components?.schemas ?? {};
@@ -385,6 +428,10 @@ describe('GET /openapi.json', () => {
       for (const [status, response] of Object.entries(responses)) {
         expect(status, `${key}: only explicit statuses, no 4XX/5XX/default`).toMatch(/^[1-5]\d\d$/);
         const schema = jsonSchemaOf(response);
+        if (schema === undefined && `${key} ${status}` === 'GET /book/{id} 304') {
+          expect(response.content, 'a 304 has no body').toBeUndefined();
+          continue;
+        }
         if (schema === undefined) {
           expect(`${key} ${status}`, 'only /metrics answers 200 with text').toBe('GET /metrics 200');
           expect(Object.keys(response.content ?? {})).toEqual(['text/plain']);

@@ -2,7 +2,9 @@
 // (a devDependency; nothing is downloaded) generates a fetch client from GET /openapi.json;
 // a small client program written against it, with no type cast, no `any` and no non-null
 // assertion, type-checks under `strict` with zero diagnostics, then runs against the service:
-// login → create → list → get → partial update → delete → get answers 404 "Book not found".
+// login → create with an Idempotency-Key → the same again (replayed, same book) → the key with
+// another body (422) → list → get (ETag) → update with If-Match → the same If-Match again (412)
+// → delete → get answers 404 "Book not found". Header parameters and the new statuses are typed.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -34,11 +36,16 @@ import {
   updateBook,
   type Book,
   type BookNotFoundResponse,
+  type IdempotencyKeyReusedResponse,
+  type PreconditionFailedResponse,
 } from './generated/index.js';
 
 export interface Outcome {
   token: { status: number; message: 'Token generated successfully' };
   created: { status: 201; message: 'Book created successfully'; book: Book };
+  replayed: { status: 201; id: number; header: string | null };
+  keyReused: { status: 422; message: 'Idempotency-Key already used for a different request' };
+  stale: { status: 412; message: 'Precondition failed: the book has changed' };
   listed: { status: 200; message: 'Books retrieved successfully'; books: Book[] };
   read: { status: 200; message: 'Book retrieved successfully'; book: Book };
   updated: { status: 200; message: 'Book updated successfully'; book: Book };
@@ -59,19 +66,37 @@ export async function run(baseUrl: string, username: string, password: string): 
   // The token security scheme: the client sends what auth returns in the Authorization header.
   api.setConfig({ auth: () => token });
 
-  const created = await createBook({ client: api, body: { title: 'Dune', author: 'Frank Herbert', year: 1965 } });
+  const key = { 'Idempotency-Key': 'typed-client-create-1' };
+  const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
+  const created = await createBook({ client: api, body: dune, headers: key });
   if (created.data === undefined) fail('POST /book', created.response);
   const book: Book = created.data.data;
   const id: number = book.id;
+
+  // The same request with the same key: the first answer again, nothing written.
+  const again = await createBook({ client: api, body: dune, headers: key });
+  if (again.data === undefined) fail('POST /book again', again.response);
+  // The same key for another request.
+  const reused = await createBook({ client: api, body: { ...dune, year: 1966 }, headers: key });
+  if (reused.error === undefined) throw new Error('POST /book with a reused key: no error');
+  if (reused.error.status !== 422) fail('POST /book with a reused key', reused.response);
+  const keyReused: IdempotencyKeyReusedResponse = reused.error;
 
   const listed = await listBooks({ client: api });
   if (listed.data === undefined) fail('GET /books', listed.response);
 
   const read = await getBook({ client: api, path: { id: book.id } });
   if (read.data === undefined) fail('GET /book/{id}', read.response);
+  const etag = read.response.headers.get('ETag');
+  if (etag === null) fail('GET /book/{id} without an ETag', read.response);
 
-  const updated = await updateBook({ client: api, path: { id }, body: { year: 1966 } });
+  const updated = await updateBook({ client: api, path: { id }, body: { year: 1966 }, headers: { 'If-Match': etag } });
   if (updated.data === undefined) fail('PUT /book/{id}', updated.response);
+  // The ETag read before that update is stale now.
+  const overwrite = await updateBook({ client: api, path: { id }, body: { year: 1967 }, headers: { 'If-Match': etag } });
+  if (overwrite.error === undefined) throw new Error('PUT /book/{id} with a stale If-Match: no error');
+  if (overwrite.error.status !== 412) fail('PUT /book/{id} with a stale If-Match', overwrite.response);
+  const stale: PreconditionFailedResponse = overwrite.error;
 
   const deleted = await deleteBook({ client: api, path: { id: book.id } });
   if (deleted.data === undefined) fail('DELETE /book/{id}', deleted.response);
@@ -84,6 +109,9 @@ export async function run(baseUrl: string, username: string, password: string): 
   return {
     token: { status: login.data.status, message: login.data.message },
     created: { status: created.data.status, message: created.data.message, book },
+    replayed: { status: again.data.status, id: again.data.data.id, header: again.response.headers.get('Idempotent-Replayed') },
+    keyReused: { status: keyReused.status, message: keyReused.message },
+    stale: { status: stale.status, message: stale.message },
     listed: { status: listed.data.status, message: listed.data.message, books: listed.data.data },
     read: { status: read.data.status, message: read.data.message, book: read.data.data },
     updated: { status: updated.data.status, message: updated.data.message, book: updated.data.data },
@@ -154,7 +182,7 @@ describe('a typed client generated from the served /openapi.json (@hey-api/opena
     if (directory) await rm(directory, { recursive: true, force: true });
   });
 
-  it('generates the client, type-checks a cast-free program under strict, and runs it: login → create → list → get → update → delete → 404', async () => {
+  it('generates the client, type-checks a cast-free program under strict, and runs it: login → keyed create, replay, 422 → list → get → If-Match update, 412 → delete → 404', async () => {
     // The document exactly as the service serves it.
     const response = await fetch(`${service.current.baseUrl}/openapi.json`);
     expect(response.status).toBe(200);
@@ -221,6 +249,9 @@ describe('a typed client generated from the served /openapi.json (@hey-api/opena
     expect(outcome).toEqual({
       token: { status: 200, message: Messages.tokenGenerated },
       created: { status: 201, message: Messages.bookCreated, book },
+      replayed: { status: 201, id: outcome.created.book.id, header: 'true' },
+      keyReused: { status: 422, message: Messages.idempotencyKeyReused },
+      stale: { status: 412, message: Messages.preconditionFailed },
       listed: { status: 200, message: Messages.booksRetrieved, books: [book] },
       read: { status: 200, message: Messages.bookRetrieved, book },
       updated: { status: 200, message: Messages.bookUpdated, book: { ...book, year: 1966 } },

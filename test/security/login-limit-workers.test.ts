@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllChildServices, startService, type ChildService } from '../helpers/service/start-service.js';
+import { jsonLogLines } from '../helpers/service/main-process.js';
 import { concurrentLogins, countStatuses, expectAtMostLimitRevealed } from '../helpers/client/concurrent-logins.js';
 import { portOf } from '../helpers/client/raw-http.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
@@ -48,13 +49,7 @@ describe('failed-login limit with WORKERS=2', () => {
   let dir: string;
   let service: ChildService;
 
-  /** The service's JSON log lines so far (LOG_LEVEL=info: one per request, with the worker's pid). */
-  const logLines = () =>
-    service.process
-      .stdout()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { pid: number; msg: string; route?: string; status?: number });
+  const logLines = () => jsonLogLines(service.process);
 
   async function waitForLogLines(count: number, matches: (line: ReturnType<typeof logLines>[number]) => boolean) {
     for (let waited = 0; waited < 15_000; waited += 50) {

@@ -3,10 +3,11 @@
 // PostgreSQL one INSERT. Each request must still get exactly its own book, a missing one its
 // 404, a write acknowledged before a read must be seen by it, and one refused book must not
 // fail the others.
+import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredBook } from '../../src/books/book.js';
-import type { BookStore } from '../../src/store/book-store.js';
+import { KeyTakenOverError, type BookStore } from '../../src/store/book-store.js';
 import type { BookStoreDriver } from '../../src/store/driver.js';
 import { bookStoreOn, openStore } from '../../src/store/open-store.js';
 import { openDriver } from '../../src/store/store-url.js';
@@ -58,6 +59,8 @@ forEachStore((kind) => {
     const inserts: number[] = [];
     /** Set by a test: the next shared INSERT runs, then fails as if its answer were lost. */
     let loseNextInsertAnswer = false;
+    const claimBatches: number[] = [];
+    const transactions = { count: 0 };
 
     beforeAll(async () => {
       testStore = await createTestStore(kind);
@@ -89,6 +92,19 @@ forEachStore((kind) => {
           return result;
         };
       }
+      const claimKeys = driver.claimKeys?.bind(driver);
+      expect(claimKeys !== undefined, `${kind} claims several Idempotency-Keys in one statement`).toBe(kind === 'postgres');
+      if (claimKeys) {
+        driver.claimKeys = (requests) => {
+          claimBatches.push(requests.length);
+          return claimKeys(requests);
+        };
+      }
+      const transaction = driver.transaction.bind(driver);
+      driver.transaction = (work) => {
+        transactions.count += 1;
+        return transaction(work);
+      };
       const selectPage = driver.selectPage.bind(driver);
       driver.selectPage = (afterId, limit) => {
         pages.push(`${afterId}:${limit}`);
@@ -122,7 +138,7 @@ forEachStore((kind) => {
       const book = await repository.create({ title: 'Before', author: 'Writer', year: 1 });
       batches.length = 0;
       await repository.update(book.id, { title: 'After' });
-      expect(await repository.get(book.id)).toEqual({ ...book, title: 'After' });
+      expect(await repository.get(book.id)).toEqual({ ...book, title: 'After', version: book.version + 1 });
       await repository.delete(book.id);
       expect(await repository.get(book.id)).toBeUndefined();
       expect(batches).toEqual([[book.id], [book.id]]);
@@ -153,7 +169,7 @@ forEachStore((kind) => {
       inserts.length = 0;
       const created = await Promise.all(fields.map((book) => repository.create(book)));
       expect(inserts).toEqual([10]);
-      created.forEach((book, i) => expect(book).toEqual({ id: expect.any(BigInt), ...fields[i] }));
+      created.forEach((book, i) => expect(book).toEqual({ id: expect.any(BigInt), ...fields[i], version: 1 }));
       expect(new Set(created.map((book) => book.id)).size).toBe(10);
       for (const book of created) expect(await repository.get(book.id)).toEqual(book);
     });
@@ -175,6 +191,48 @@ forEachStore((kind) => {
       }
       const page = await repository.listPageJson(0n, 1000);
       expect(page.json).not.toContain('Refused');
+    });
+
+    // Skipped on SQLite and MySQL: only PostgreSQL has claimKeys and a multi-row INSERT … RETURNING
+    // (SQLite's keyed creates share the group commit instead: the next test; MySQL writes each alone).
+    it.runIf(kind === 'postgres')('creates with Idempotency-Keys asked for together: the keys claimed in one statement, the books and their answers in one transaction, each answer stored with its own key', async () => {
+      const fields = Array.from({ length: 8 }, (_, i) => ({ title: `Keyed ${i % 3}`, author: 'K', year: i % 3 }));
+      const requests = fields.map((_, i) => ({ key: `batched-${randomUUID()}-${i}`, fingerprint: 'f'.repeat(64), owner: randomUUID() }));
+      claimBatches.length = 0;
+      const claims = await Promise.all(requests.map((request) => repository.claimKey(request)));
+      expect(claims).toEqual(requests.map(() => ({ kind: 'claimed' })));
+      expect(claimBatches).toEqual([8]);
+      transactions.count = 0;
+      const answerOf = (book: { id: bigint }) => ({ status: 201, etag: `"${book.id}-1"`, body: `book ${book.id}` });
+      const created = await Promise.all(fields.map((book, i) => repository.create(book, { request: requests[i]!, answer: answerOf })));
+      expect(transactions.count).toBe(1);
+      created.forEach((book, i) => expect(book).toEqual({ id: expect.any(BigInt), ...fields[i], version: 1 }));
+      // A repeat of each key (a new attempt) is told its own book's answer.
+      const repeats = await Promise.all(requests.map((request) => repository.claimKey({ ...request, owner: randomUUID() })));
+      expect(repeats).toEqual(created.map((book) => ({ kind: 'replay', answer: answerOf(book) })));
+    });
+
+    // Skipped on PostgreSQL and MySQL: only SQLite has a group commit (insertBookWithAnswer); their
+    // keyed creates are transactions (PostgreSQL's batched: the test above).
+    it.runIf(kind === 'sqlite')('creates with Idempotency-Keys asked for together share the group commit; one whose key was taken over fails alone, nothing of it written', async () => {
+      const fields = Array.from({ length: 6 }, (_, i) => ({ title: `Grouped ${i}`, author: 'G', year: i }));
+      const requests = fields.map((_, i) => ({ key: `grouped-${randomUUID()}-${i}`, fingerprint: 'f'.repeat(64), owner: randomUUID() }));
+      for (const request of requests) expect(await repository.claimKey(request)).toEqual({ kind: 'claimed' });
+      // Another attempt took the last key over (as after ABANDONED_CLAIM_MS).
+      const lost = requests.at(-1)!;
+      await driver.runWrite(driver.db.updateTable('idempotency_keys').set({ owner: randomUUID() }).where('idempotency_key', '=', lost.key).compile());
+      transactions.count = 0;
+      const answerOf = (book: { id: bigint }) => ({ status: 201, etag: `"${book.id}-1"`, body: `book ${book.id}` });
+      const results = await Promise.allSettled(fields.map((book, i) => repository.create(book, { request: requests[i]!, answer: answerOf })));
+      expect(transactions.count).toBe(0);
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+      expect((results.at(-1) as PromiseRejectedResult).reason).toBeInstanceOf(KeyTakenOverError);
+      const page = await repository.listPageJson(0n, 1000);
+      expect(page.json).not.toContain('Grouped 5');
+      for (const [i, result] of results.slice(0, 5).entries()) {
+        const book = (result as PromiseFulfilledResult<{ id: bigint }>).value;
+        expect(await repository.claimKey({ ...requests[i]!, owner: randomUUID() })).toEqual({ kind: 'replay', answer: answerOf(book) });
+      }
     });
 
     // PostgreSQL only, as above (shared INSERTs).

@@ -15,7 +15,7 @@ import {
   bookJson,
   MAX_BOOK_ID,
   type BookFields,
-  type StoredBook,
+  type VersionedBook,
 } from '../../src/books/book.js';
 import type { BookStore } from '../../src/store/book-store.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -101,7 +101,7 @@ async function columnsOf(testStore: TestStore): Promise<Column[]> {
 forEachStore((kind) => {
   let testStore: TestStore;
   let store: BookStore;
-  const stored: StoredBook[] = [];
+  const stored: VersionedBook[] = [];
 
   beforeAll(async () => {
     testStore = await createTestStore(kind);
@@ -109,7 +109,7 @@ forEachStore((kind) => {
     for (const fields of BOOKS) stored.push(await store.create(fields));
     for (const [i, id] of LARGE_IDS.entries()) {
       await execInTestStore(testStore, `insert into books (id, title, author, year) values (${id}, 'Large id ${i}', 'Exact', ${i})`);
-      stored.push({ id, title: `Large id ${i}`, author: 'Exact', year: i });
+      stored.push({ id, title: `Large id ${i}`, author: 'Exact', year: i, version: 1 });
     }
   });
 
@@ -118,8 +118,8 @@ forEachStore((kind) => {
     await testStore?.drop();
   });
 
-  it('the books table has exactly BOOK_COLUMNS, in order', async () => {
-    expect((await columnsOf(testStore)).map((column) => column.name)).toEqual(BOOK_COLUMNS);
+  it('the books table has exactly BOOK_COLUMNS, in order, then the version (src/store/migrations/002-book-versions.ts)', async () => {
+    expect((await columnsOf(testStore)).map((column) => column.name)).toEqual([...BOOK_COLUMNS, 'version']);
   });
 
   it(`the text fields (${TEXT_FIELDS.join(', ')}) are varchar(BOOK_TEXT_MAX_LENGTH); the year an integer; the id a 64-bit integer; none nullable`, async () => {

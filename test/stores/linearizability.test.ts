@@ -24,6 +24,8 @@ const STORE_RUN_MS = 5_000;
 const GALERA_ROUNDS = Number(process.env.LIN_ROUNDS ?? 2);
 /** Galera instances start slower: they race for the migration lease through different nodes. */
 const GALERA_START_TIMEOUT_MS = 45_000;
+/** How long the two survivors of a kill get to settle in a primary component before it is restored by hand. */
+const SURVIVORS_SYNCED_MS = 30_000;
 
 interface LoggedLine {
   time: number;
@@ -150,7 +152,15 @@ describeIf('galera-binaries')('a 3-node Galera cluster, one node SIGKILLed and r
         await cluster.kill(victim);
         // Restarted before the others evicted it (evs.suspect_timeout), the node's rejoin raced
         // its old self's removal and left the cluster without a primary component.
-        await cluster.waitUntilSynced();
+        await cluster.waitUntilSynced(SURVIVORS_SYNCED_MS).catch(async (error: unknown) => {
+          // Under load the two survivors have been seen to fall out of the primary component
+          // together (each took the other for gone). That is the cluster's failure, not the
+          // service's (which answers 503 meanwhile): restore it as an operator would, say so, go on.
+          if (!(await cluster.restorePrimary())) throw error;
+          events.push(`${at()}: no primary component left; bootstrapped again on the most advanced node`);
+          console.warn(`[linearizability] galera round ${round}: no primary component after the kill; bootstrapped again`);
+          await cluster.waitUntilSynced();
+        });
         events.push(`${at()}: ${victim.name} evicted (the others Synced, Primary)`);
         await sleep(1_000);
         events.push(`${at()}: restarting ${victim.name}`);
@@ -177,6 +187,6 @@ describeIf('galera-binaries')('a 3-node Galera cluster, one node SIGKILLed and r
           serviceWarnings(multiHost ? 'multi' : `single@${name}`, child, startedAt - 1000, Date.now(), result.originEpochMs),
         ),
       ]);
-    }, 90_000);
+    }, 180_000);
   }
 });

@@ -3,11 +3,12 @@
 // filter, sort, edit one field (a partial PUT), delete through the dialog, validation and the
 // service's own 400 and 404 in words, a hostile title shown as text, 10,000 books, the session
 // ending (15 minutes, or a 401) with the half-filled form kept, and the failed-login 429 with its
-// wait. Every page is watched: no console error, no Content-Security-Policy violation, no page
+// wait. Issue 22: an add whose answer is lost or is 503 sent again with its Idempotency-Key,
+// edits and deletes with If-Match and the 412 dialog, every row a card at 360 px. Every page is watched: no console error, no Content-Security-Policy violation, no page
 // error, no request to another origin. Screenshots at 360 and 1280 px go to test-artifacts/web-ui/.
 // Chromium: test/helpers/infra/chromium.ts.
 import { mkdirSync } from 'node:fs';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEB_UI_CSP } from '../../src/routes/web-ui.js';
 import { launchChromium } from '../helpers/infra/chromium.js';
@@ -339,7 +340,7 @@ describeIf('chromium')('the web page in headless Chromium', () => {
           await close();
         }
       },
-      TEST_TIMEOUT_MS,
+      2 * TEST_TIMEOUT_MS, // the longest walk of the page; it ran out at 30 s once under CI load
     );
 
     it(
@@ -514,6 +515,293 @@ describeIf('chromium')('the web page in headless Chromium', () => {
           await screenshot(page, 'books-360', false);
           await page.setViewportSize(WIDE);
           await screenshot(page, 'books-1280', false);
+          expect(problems).toEqual([]);
+        } finally {
+          await close();
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
+  });
+
+  describe('issue 22: adds that are safe to repeat, edits and deletes that never undo another person’s save, cards at 360 px', () => {
+    const service = useService('sqlite', { LOGIN_RATE_LIMIT: '0' });
+    let token: string;
+    beforeAll(async () => {
+      token = await service.client.token();
+    });
+
+    /** The stored books with `title` (read through the API, not the page). */
+    async function storedTitled(title: string): Promise<Array<{ id: number; title: string; author: string; year: number }>> {
+      const listed = await service.client.request('GET', '/books', { token });
+      return (listed.body.data as Array<{ id: number; title: string; author: string; year: number }>).filter((book) => book.title === title);
+    }
+
+    /** The ETag the service gives the book now. */
+    async function etagOf(id: number): Promise<string | null> {
+      return (await service.client.request('GET', `/book/${id}`, { token })).headers.get('etag');
+    }
+
+    /** Every request the page sends to `method` `path`, with its headers, and the answer's status (none if it was lost). */
+    function watchRequests(page: Page, method: string, path: string) {
+      const seen: Array<{ request: Request; headers: Record<string, string>; status?: number; replayed?: string | undefined }> = [];
+      page.on('request', (request) => {
+        if (request.method() === method && new URL(request.url()).pathname === path) seen.push({ request, headers: request.headers() });
+      });
+      page.on('response', (response) => {
+        const entry = seen.find((item) => item.request === response.request());
+        if (!entry) return;
+        entry.status = response.status();
+        entry.replayed = response.headers()['idempotent-replayed'];
+      });
+      return seen;
+    }
+
+    it(
+      'an add whose answer is lost on the way back is sent again with the same Idempotency-Key: one book, shown once',
+      async () => {
+        const { page, problems, close } = await openWatched(browser, service.current.baseUrl, WIDE);
+        const keys: Array<string | undefined> = [];
+        try {
+          // The first POST reaches the service (which stores the book) but its answer never reaches the page.
+          await page.route('**/book', async (route) => {
+            if (route.request().method() !== 'POST') return route.fallback();
+            keys.push(route.request().headers()['idempotency-key']);
+            if (keys.length > 1) return route.continue();
+            await route.fetch();
+            return route.abort('connectionreset');
+          });
+          const posts = watchRequests(page, 'POST', '/book');
+          await page.goto(`${service.current.baseUrl}/`);
+          await signIn(page);
+          await addBook(page, { title: 'Answer lost', author: 'On the way back', year: '2012' });
+          await expect.poll(() => page.getByText(/^Added “Answer lost”/).isVisible()).toBe(true);
+
+          const stored = await storedTitled('Answer lost');
+          expect(stored).toHaveLength(1);
+          expect(await table(page).getByRole('row', { name: /Answer lost/ }).count()).toBe(1);
+          expect((await rows(page)).filter((cells) => cells[1] === 'Answer lost')).toEqual([[String(stored[0]?.id), 'Answer lost', 'On the way back', '2012']]);
+          expect(keys).toHaveLength(2);
+          expect(keys[0]).toMatch(/^[0-9a-f-]{32,36}$/);
+          expect(keys[1]).toBe(keys[0]);
+          // The second answer is the first one, replayed by the service: nothing was stored twice.
+          await expect.poll(() => posts[1]?.status).toBe(201);
+          expect(posts[1]?.replayed).toBe('true');
+
+          // The next add is another add: a new key.
+          await addBook(page, { title: 'Next one', author: 'New key', year: '2013' });
+          await expect.poll(() => page.getByText(/^Added “Next one”/).isVisible()).toBe(true);
+          expect(keys).toHaveLength(3);
+          expect(keys[2]).not.toBe(keys[0]);
+          expect(problems.filter((problem) => !problem.includes('ERR_CONNECTION_RESET'))).toEqual([]);
+        } finally {
+          await close();
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'an add answered 503 is tried five times with one key and growing pauses, then the 503 is said in words; sending it again keeps the key',
+      async () => {
+        const { page, problems, close } = await openWatched(browser, service.current.baseUrl, WIDE);
+        const tries: Array<{ key: string | undefined; at: number }> = [];
+        let storeDown = true;
+        try {
+          await page.route('**/book', (route) => {
+            if (route.request().method() !== 'POST') return route.fallback();
+            tries.push({ key: route.request().headers()['idempotency-key'], at: Date.now() });
+            if (!storeDown) return route.continue();
+            return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ status: 503, message: 'Store unavailable', data: null }) });
+          });
+          await page.goto(`${service.current.baseUrl}/`);
+          await signIn(page);
+          await addBook(page, { title: 'Store was down', author: 'Patient', year: '2020' });
+          const form = addRegion(page);
+          await expect.poll(() => form.getByRole('alert').innerText(), { timeout: 10_000 }).toBe(
+            'The book was not added: the service cannot reach its store; try again shortly (HTTP 503 “Store unavailable”).',
+          );
+          expect(tries).toHaveLength(5);
+          expect(new Set(tries.map((attempt) => attempt.key)).size).toBe(1);
+          const pauses = tries.slice(1).map((attempt, index) => attempt.at - (tries[index]?.at ?? 0));
+          // 0.3, 0.6, 1.2, 2.4 s (each measured from one request to the next, so a little more).
+          [300, 600, 1200, 2400].forEach((planned, index) => expect(pauses[index]).toBeGreaterThanOrEqual(planned - 50));
+          expect(await storedTitled('Store was down')).toEqual([]);
+          expect(await form.getByLabel('Title').inputValue()).toBe('Store was down'); // kept, to send again
+
+          storeDown = false;
+          await form.getByRole('button', { name: 'Add book' }).click();
+          await expect.poll(() => page.getByText(/^Added “Store was down”/).isVisible()).toBe(true);
+          expect(tries).toHaveLength(6);
+          expect(tries[5]?.key).toBe(tries[0]?.key);
+          expect(await storedTitled('Store was down')).toHaveLength(1);
+          expect(problems.filter((problem) => !problem.includes('status of 503'))).toEqual([]);
+        } finally {
+          await close();
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'a stale edit: the form opens with the current values; a 412 shows the book as it is now, Reload loads it, Overwrite writes what the person typed',
+      async () => {
+        const book = await service.client.createBook(token, { title: 'Stale edit', author: 'First author', year: 2000 });
+        const { page, problems, close } = await openWatched(browser, service.current.baseUrl, NARROW);
+        try {
+          const puts = watchRequests(page, 'PUT', `/book/${book.id}`);
+          await page.goto(`${service.current.baseUrl}/`);
+          await signIn(page);
+          const row = table(page).getByRole('row', { name: /Stale edit/ });
+          await expect.poll(() => row.count()).toBe(1);
+          // Changed after the list was read: Edit reads the book again and shows it as it is now.
+          await service.client.request('PUT', `/book/${book.id}`, { token, body: { year: 2001 } });
+          await row.getByRole('button', { name: /^Edit/ }).click();
+          const editor = page.getByRole('dialog', { name: `Edit book ${book.id}` });
+          await expect.poll(() => editor.isVisible()).toBe(true);
+          expect(await editor.getByLabel('Year').inputValue()).toBe('2001');
+          const openedTag = await etagOf(book.id);
+
+          // Someone else saves while the dialog is open; the person's save is refused (412), nothing written.
+          await service.client.request('PUT', `/book/${book.id}`, { token, body: { author: 'Someone else' } });
+          await editor.getByLabel('Title').fill('Mine');
+          await editor.getByRole('button', { name: 'Save changes' }).click();
+          const conflict = page.getByRole('alertdialog', { name: /changed since you opened it/ });
+          await expect.poll(() => conflict.isVisible()).toBe(true);
+          expect(await conflict.innerText()).toMatch(/Title\s+Stale edit\s+Author\s+Someone else\s+Year\s+2001/);
+          expect(puts[0]?.headers['if-match']).toBe(openedTag);
+          expect(puts[0]?.status).toBe(412);
+          await screenshot(page, 'conflict-360', false);
+
+          // Reload: the current values and version in the form, nothing written.
+          await conflict.getByRole('button', { name: 'Reload' }).click();
+          await expect.poll(() => conflict.isVisible()).toBe(false);
+          expect(await editor.isVisible()).toBe(true);
+          expect(await editor.getByLabel('Title').inputValue()).toBe('Stale edit');
+          expect(await editor.getByLabel('Author').inputValue()).toBe('Someone else');
+          expect((await service.client.request('GET', `/book/${book.id}`, { token })).body.data).toEqual({ ...book, author: 'Someone else', year: 2001 });
+          expect(puts).toHaveLength(1);
+
+          // Second try: changed again meanwhile; Overwrite writes the person's values over it.
+          await editor.getByLabel('Year').fill('2002');
+          await service.client.request('PUT', `/book/${book.id}`, { token, body: { title: 'Renamed elsewhere' } });
+          const newestTag = await etagOf(book.id);
+          await editor.getByRole('button', { name: 'Save changes' }).click();
+          await expect.poll(() => conflict.isVisible()).toBe(true);
+          expect(await conflict.innerText()).toContain('Renamed elsewhere');
+          expect(puts[1]?.status).toBe(412);
+          await conflict.getByRole('button', { name: 'Overwrite' }).click();
+          await expect.poll(() => editor.isVisible()).toBe(false);
+          expect(puts.map((put) => put.status)).toEqual([412, 412, 200]);
+          expect(puts[2]?.headers['if-match']).toBe(newestTag);
+          expect((await service.client.request('GET', `/book/${book.id}`, { token })).body.data).toEqual({ id: book.id, title: 'Stale edit', author: 'Someone else', year: 2002 });
+          await expect.poll(async () => (await rows(page)).find((cells) => cells[0] === String(book.id))).toEqual([String(book.id), 'Stale edit', 'Someone else', '2002']);
+          expect(unexpected(problems, [412])).toEqual([]);
+        } finally {
+          await close();
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'a stale delete: a 412 shows the book as it is now; Reload keeps it, and it stays until “Delete anyway”',
+      async () => {
+        const book = await service.client.createBook(token, { title: 'Stale delete', author: 'Keeper', year: 1999 });
+        const { page, problems, close } = await openWatched(browser, service.current.baseUrl, WIDE);
+        try {
+          const deletes = watchRequests(page, 'DELETE', `/book/${book.id}`);
+          await page.goto(`${service.current.baseUrl}/`);
+          await signIn(page);
+          const row = table(page).getByRole('row', { name: /Stale delete/ });
+          await expect.poll(() => row.count()).toBe(1);
+          const confirm = page.getByRole('alertdialog', { name: 'Delete this book?' });
+          const conflict = page.getByRole('alertdialog', { name: /changed since you opened it/ });
+
+          await row.getByRole('button', { name: /^Delete/ }).click();
+          await expect.poll(() => confirm.isVisible()).toBe(true);
+          const openedTag = await etagOf(book.id);
+          await service.client.request('PUT', `/book/${book.id}`, { token, body: { year: 1998 } });
+          await confirm.getByRole('button', { name: 'Delete', exact: true }).click();
+          await expect.poll(() => conflict.isVisible()).toBe(true);
+          expect(await conflict.innerText()).toMatch(/Year\s+1998/);
+          expect(deletes[0]?.headers['if-match']).toBe(openedTag);
+          expect(deletes[0]?.status).toBe(412);
+          expect((await service.client.request('GET', `/book/${book.id}`, { token })).status).toBe(200);
+
+          // Reload: nothing deleted, both dialogs closed, the row shows the book as it is now.
+          await conflict.getByRole('button', { name: 'Reload' }).click();
+          await expect.poll(() => confirm.isVisible()).toBe(false);
+          expect(await conflict.isVisible()).toBe(false);
+          expect((await service.client.request('GET', `/book/${book.id}`, { token })).status).toBe(200);
+          expect((await rows(page)).find((cells) => cells[0] === String(book.id))).toEqual([String(book.id), 'Stale delete', 'Keeper', '1998']);
+
+          // Again, changed again meanwhile: the book stays until "Delete anyway".
+          await row.getByRole('button', { name: /^Delete/ }).click();
+          await expect.poll(() => confirm.isVisible()).toBe(true);
+          expect(await confirm.innerText()).toContain('(1998)');
+          await service.client.request('PUT', `/book/${book.id}`, { token, body: { author: 'Changed again' } });
+          await confirm.getByRole('button', { name: 'Delete', exact: true }).click();
+          await expect.poll(() => conflict.isVisible()).toBe(true);
+          expect(await conflict.innerText()).toContain('Changed again');
+          expect((await service.client.request('GET', `/book/${book.id}`, { token })).status).toBe(200);
+          await conflict.getByRole('button', { name: 'Delete anyway' }).click();
+          await expect.poll(() => row.count()).toBe(0);
+          expect(await confirm.isVisible()).toBe(false);
+          expect(deletes.map((request) => request.status)).toEqual([412, 412, 200]);
+          expect((await service.client.request('GET', `/book/${book.id}`, { token })).status).toBe(404);
+          expect(unexpected(problems, [412])).toEqual([]);
+        } finally {
+          await close();
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'at 360 px every row is a card: id, title, author, year, Edit and Delete all inside the screen, no sideways scrolling; at 1280 px still a table',
+      async () => {
+        for (const book of [
+          { title: 'A'.repeat(120), author: 'Unbroken title', year: -9999 },
+          { title: 'A title of many words that goes on for quite a while', author: 'An author with a long name as well, really', year: 2024 },
+          { title: 'Short', author: 'S', year: 1 },
+        ]) {
+          await service.client.createBook(token, book);
+        }
+        const { page, problems, close } = await openWatched(browser, service.current.baseUrl, NARROW);
+        try {
+          await page.goto(`${service.current.baseUrl}/`);
+          await signIn(page);
+          await expect.poll(() => page.getByText(/^Showing 1–/).isVisible()).toBe(true);
+          const bodyRows = table(page).locator('tbody tr');
+          expect(await bodyRows.count()).toBeGreaterThanOrEqual(3);
+          const inside = async (locator: Locator, what: string) => {
+            const box = await locator.boundingBox();
+            expect(box, what).not.toBeNull();
+            expect(box?.x, what).toBeGreaterThanOrEqual(0);
+            expect((box?.x ?? 0) + (box?.width ?? 0), what).toBeLessThanOrEqual(NARROW.width);
+          };
+          /** Readable, not squeezed into a sliver: a short value stays on one line. */
+          const oneLine = async (locator: Locator, what: string) => expect((await locator.boundingBox())?.height, what).toBeLessThan(40);
+          for (const row of await bodyRows.all()) {
+            const id = await row.locator('td').first().textContent();
+            for (const [index, column] of ['id', 'title', 'author', 'year'].entries()) await inside(row.getByRole('cell').nth(index), `${column} of book ${id}`);
+            await oneLine(row.getByRole('cell').nth(0), `id of book ${id}`);
+            await oneLine(row.getByRole('cell').nth(3), `year of book ${id}`);
+            if ((await row.getByRole('cell').nth(1).textContent()) === 'Short') await oneLine(row.getByRole('cell').nth(1), 'the title “Short”');
+            await inside(row.getByRole('button', { name: /^Edit/ }), `Edit of book ${id}`);
+            await inside(row.getByRole('button', { name: /^Delete/ }), `Delete of book ${id}`);
+          }
+          expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(NARROW.width);
+          // Sorting still works from the header's buttons.
+          await table(page).getByRole('button', { name: 'Year' }).click();
+          await expect.poll(async () => (await rows(page))[0]?.[3]).toBe('-9999');
+          await screenshot(page, 'cards-360');
+
+          await page.setViewportSize(WIDE);
+          expect(await page.evaluate<string>("getComputedStyle(document.querySelector('#books-body tr')).display")).toBe('table-row');
+          expect(await table(page).getByRole('columnheader', { name: 'Actions' }).isVisible()).toBe(true);
+          await screenshot(page, 'cards-1280');
           expect(problems).toEqual([]);
         } finally {
           await close();

@@ -10,6 +10,8 @@ export interface Answer<T = unknown> {
   retryAfter: number | undefined;
   /** The service's clock when it answered (`Date`), in milliseconds since the epoch. */
   date: number | undefined;
+  /** The book's version (`ETag`, opaque), sent back as `If-Match` so a write never undoes another's. */
+  etag: string | undefined;
 }
 
 /** The service could not be reached, or answered something that is not the envelope. */
@@ -31,9 +33,9 @@ const keepIdDigits: Reviver = (key, value, context) =>
 export async function call<T = unknown>(
   method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
-  { token, body }: { token?: string | undefined; body?: unknown } = {},
+  { token, body, extraHeaders }: { token?: string | undefined; body?: unknown; extraHeaders?: Record<string, string> | undefined } = {},
 ): Promise<Answer<T>> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { ...extraHeaders, accept: 'application/json' };
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
@@ -69,6 +71,7 @@ export async function call<T = unknown>(
     data: envelope.data as T,
     retryAfter: Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.ceil(retryAfter) : undefined,
     date: Number.isFinite(date) ? date : undefined,
+    etag: response.headers.get('etag') ?? undefined,
   };
 }
 

@@ -46,6 +46,11 @@ export const elements = {
   deleteError: byId('delete-error', HTMLParagraphElement),
   deleteConfirm: byId('delete-confirm', HTMLButtonElement),
   deleteCancel: byId('delete-cancel', HTMLButtonElement),
+  conflictDialog: byId('conflict-dialog', HTMLDialogElement),
+  conflictText: byId('conflict-text', HTMLParagraphElement),
+  conflictValues: byId('conflict-values', HTMLDListElement),
+  conflictReload: byId('conflict-reload', HTMLButtonElement),
+  conflictProceed: byId('conflict-proceed', HTMLButtonElement),
 
   /** A book's fields, copied into both forms. */
   bookFields: byId('book-fields', HTMLTemplateElement),

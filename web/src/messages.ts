@@ -7,6 +7,7 @@ export function describe(answer: Answer, what: string): string {
   const reason: Record<number, string> = {
     400: 'the service found the values invalid',
     404: 'the service has no such book',
+    409: 'the same request was still being processed; try again shortly',
     413: 'the request was too large',
     503: 'the service cannot reach its store; try again shortly',
   };

@@ -46,13 +46,18 @@ export function signOut(): void {
  * A call with the token. Undefined when the session is over: it had expired, or the service
  * answered 401; either way the sign-in form is back and the caller's form is left as it is.
  */
-export async function authorized<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Answer<T> | undefined> {
+export async function authorized<T>(
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+): Promise<Answer<T> | undefined> {
   const session = current;
   if (!session || session.expiresAt <= Date.now()) {
     endSession(NOTE_EXPIRED);
     return undefined;
   }
-  const answer = await call<T>(method, path, { token: session.token, body });
+  const answer = await call<T>(method, path, { token: session.token, body, extraHeaders: headers });
   if (answer.status === 401) {
     if (current === session) endSession(NOTE_REFUSED);
     return undefined;

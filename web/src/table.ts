@@ -86,6 +86,15 @@ export function forget(id: string): void {
   render();
 }
 
+/** `book` as just read from the service: the table shows it if it showed other values. */
+export function showCurrent(book: Book): void {
+  const shown = books.get(book.id);
+  if (shown && shown.title === book.title && shown.author === book.author && shown.year === book.year) return;
+  keep(book);
+  sortAll();
+  render();
+}
+
 /** A book just added (kept): sorted in, and revealed. */
 export function showAdded(id: string): void {
   sortAll();
@@ -110,6 +119,11 @@ function reveal(id: string): void {
 /** Puts `text` before the list's status line (role=status), so it is read out. */
 export function announce(text: string): void {
   ui.listStatus.textContent = `${text} ${ui.listStatus.textContent}`;
+}
+
+/** The row's Edit or Delete button of book `id`, if it is shown (the rows are made anew at each render). */
+export function rowButton(action: RowAction, id: string): HTMLButtonElement | null {
+  return ui.body.querySelector<HTMLButtonElement>(`button[data-action="${action}"][data-id="${id}"]`);
 }
 
 /** The Edit button of the marked book's row, if it is shown: the focus goes there after a dialog. */
@@ -168,16 +182,23 @@ function count(value: number): string {
   return numberFormat.format(value);
 }
 
+/** Each cell's column name, shown before its value where the rows are cards (narrow screens, app.css). */
+const CELL_LABELS = ['Id', 'Title', 'Author', 'Year'];
+
 function row(book: Book): HTMLTableRowElement {
   const tr = document.createElement('tr');
+  tr.setAttribute('role', 'row');
   tr.dataset.id = book.id;
   if (book.id === marked) tr.className = 'changed';
-  for (const value of [book.id, book.title, book.author, String(book.year)]) {
+  [book.id, book.title, book.author, String(book.year)].forEach((value, column) => {
     const cell = document.createElement('td');
+    cell.setAttribute('role', 'cell');
+    cell.dataset.label = CELL_LABELS[column];
     cell.textContent = value;
     tr.append(cell);
-  }
+  });
   const cell = document.createElement('td');
+  cell.setAttribute('role', 'cell');
   const actions = document.createElement('div');
   actions.className = 'row-actions';
   actions.append(actionButton('Edit', book), actionButton('Delete', book));

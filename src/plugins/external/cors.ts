@@ -1,5 +1,6 @@
 // CORS (@fastify/cors), only when CORS_ORIGINS is set: preflights allow the headers a browser
-// app needs, and the answers expose the request id and Retry-After.
+// app needs (conditional requests and Idempotency-Key included), and the answers expose the
+// request id, Retry-After, the ETag and the replay mark.
 import cors from '@fastify/cors';
 import fp from 'fastify-plugin';
 import type { HttpSettings } from '../../config.js';
@@ -10,8 +11,8 @@ export default fp<{ origins: HttpSettings['corsOrigins'] }>(
     await app.register(cors, {
       origin: origins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-      exposedHeaders: ['X-Request-Id', 'Retry-After'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
+      exposedHeaders: ['X-Request-Id', 'Retry-After', 'ETag', 'Idempotent-Replayed'],
       maxAge: 600,
       strictPreflight: false, // a bare OPTIONS gets the same 204, not a text/plain 400
     });

@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { BookIdParams, DocumentedBookIdParams } from '../../schemas/book.js';
+import { BookIdParams, DocumentedBookHeaders, DocumentedBookIdParams } from '../../schemas/book.js';
 import { SHARED_SCHEMAS } from '../../schemas/shared.js';
 import { VERSION } from '../../version.js';
 
@@ -89,10 +89,23 @@ async function openapi(app: FastifyInstance) {
     // (Ajv runs without type coercion: an integer schema would turn `abc` into a 400). The
     // document shows what a valid id is instead, an int64 from 1 up: only the schema handed
     // to the document changes, never the one the route validates with.
-    transform: ({ schema, url }) => ({
-      url,
-      schema: schema?.params === BookIdParams ? { ...schema, params: DocumentedBookIdParams } : schema,
-    }),
+    // The book operations' headers (Idempotency-Key, If-Match, If-None-Match, ETag,
+    // Idempotent-Replayed) are read by the routes themselves; the document lists them.
+    transform: ({ schema, url }) => {
+      if (!schema) return { url, schema };
+      const documented = { ...schema } as typeof schema & { operationId?: string; response?: Record<number, object> };
+      if (schema.params === BookIdParams) documented.params = DocumentedBookIdParams;
+      const headers = documented.operationId === undefined ? undefined : DocumentedBookHeaders[documented.operationId];
+      if (headers?.request) documented.headers = headers.request;
+      if (headers?.answers && documented.response) {
+        const response = { ...documented.response };
+        for (const [status, answerHeaders] of Object.entries(headers.answers)) {
+          response[Number(status)] = { ...response[Number(status)], headers: answerHeaders };
+        }
+        documented.response = response;
+      }
+      return { url, schema: documented };
+    },
   });
 
   await app.register(swaggerUi, {

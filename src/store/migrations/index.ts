@@ -2,10 +2,14 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import type { BooksTableDdl } from '../driver.js';
 import { createBooks } from './001-create-books.js';
+import { addBookVersions } from './002-book-versions.js';
+import { createIdempotencyKeys } from './003-idempotency-keys.js';
 
 /** Each migration by name, given what the store's database module says about the books table. */
 const MIGRATIONS: Record<string, (booksTable: BooksTableDdl) => Migration> = {
   '001-create-books': createBooks,
+  '002-book-versions': addBookVersions,
+  '003-idempotency-keys': createIdempotencyKeys,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);

@@ -4,9 +4,10 @@
 import { Kysely, MysqlDialect, sql, type CompiledQuery } from 'kysely';
 import { BOOK_COLUMNS, bookJson } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
-import { bind, toBigInt, toStoredBook, type BookDatabase, type BookRow } from '../books-table.js';
-import { byIdQueries } from '../by-id.js';
-import type { BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
+import { bind, toBigInt, toStoredBook, toVersionedBook, VERSIONED_BOOK_COLUMNS, type BookDatabase, type BookRow, type RunQuery } from '../books-table.js';
+import { byIdQueries, updateById } from '../by-id.js';
+import type { BookOperations, BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
+import { idempotencyKeyQueries } from '../idempotency-keys.js';
 import { classifyMysqlError } from './errors.js';
 import type { MysqlTarget } from './mysql-config.js';
 import { createNodePools, mysqlPoolStats } from './pool.js';
@@ -15,37 +16,60 @@ const BOOKS_TABLE: BooksTableDdl = {
   idColumn: { type: 'bigint', build: (col) => col.primaryKey().autoIncrement() },
   // Full Unicode whatever the server's default character set; binary collation keeps text exact.
   tableOptions: sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`,
+  async indexExists(db, table, index) {
+    const { rows } = await sql<{ found: number }>`select count(*) as found from information_schema.statistics
+      where table_schema = database() and table_name = ${table} and index_name = ${index}`.execute(db);
+    return Number(rows[0]?.found ?? 0) > 0;
+  },
 };
+
+const NOW_MS = sql<number>`cast(unix_timestamp(now(3)) * 1000 as signed)`;
 
 export const mysql: DatabaseModule<MysqlTarget> = {
   open(target, options): BookStoreDriver {
     const { nodes } = target;
     const { pool, selector } = createNodePools(nodes, options);
     const db = new Kysely<BookDatabase>({ dialect: new MysqlDialect({ pool }) });
-    const run = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
+    const run: RunQuery = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
+    const byId = byIdQueries(db);
     // Compiled once; parameters in the order of the values: title, author, year.
     const insert = db.insertInto('books').values({ title: '', author: '', year: 0 }).compile();
+    /** The insert and the update on `trx`'s connection, inside a transaction the caller runs. */
+    const writesIn = (trx: RunQuery): Pick<BookOperations, 'insertBook' | 'updateBook'> => ({
+      async insertBook({ title, author, year }) {
+        const result = await trx(bind(insert, [title, author, year]));
+        // No INSERT … RETURNING: the generated id comes back with the result; a new book is at version 1.
+        return { id: BigInt(result.insertId as bigint), title, author, year, version: 1 };
+      },
+      // No UPDATE … RETURNING: update and read back in the caller's transaction, so the answer is our own write.
+      async updateBook(id, changes, ifVersion) {
+        const { numAffectedRows } = await trx(updateById(db, id, changes, ifVersion).compile());
+        if ((numAffectedRows ?? 0n) === 0n) return undefined;
+        const row = (await trx(db.selectFrom('books').select(VERSIONED_BOOK_COLUMNS).where('id', '=', id).compile())).rows[0];
+        return row && toVersionedBook(row);
+      },
+    });
+    const transaction: BookStoreDriver['transaction'] = (work) =>
+      db.transaction().execute((trx) => {
+        const inTransaction: RunQuery = (query) => trx.executeQuery(query);
+        return work({ run: inTransaction, ...byId(inTransaction, inTransaction), ...writesIn(inTransaction) });
+      });
     const page = db.selectFrom('books').select(BOOK_COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).compile();
     return {
       db,
       booksTable: BOOKS_TABLE,
-      nowMs: sql<number>`cast(unix_timestamp(now(3)) * 1000 as signed)`,
+      nowMs: NOW_MS,
       openForMigrations: (migrationOptions) => mysql.open(target, migrationOptions),
-      ...byIdQueries(db, run, run),
-      async insertBook({ title, author, year }) {
-        const result = await run(bind(insert, [title, author, year]));
-        // No INSERT … RETURNING: the generated id comes back with the result.
-        return { id: BigInt(result.insertId as bigint), title, author, year };
-      },
-      // No UPDATE … RETURNING: update and read back in one transaction, so the answer is our own write.
-      updateBook: (id, changes) =>
-        db.transaction().execute(async (trx) => {
-          await trx.updateTable('books').set(changes).where('id', '=', id).execute();
-          const row = await trx.selectFrom('books').select(BOOK_COLUMNS).where('id', '=', id).executeTakeFirst();
-          return row && toStoredBook(row);
-        }),
+      ...byId(run, run),
+      insertBook: (fields) => writesIn(run).insertBook(fields),
+      updateBook: (id, changes, ifVersion) => transaction((tx) => tx.updateBook(id, changes, ifVersion)),
+      transaction,
+      idempotencyKeys: idempotencyKeyQueries(db, NOW_MS, 'insert-ignore'),
+      runWrite: run,
+      runRead: run,
       // `in (?, …)` with one placeholder per id: mysql2 sends the text with the values, no statement is prepared.
-      selectByIds: async (ids) => (await run(db.selectFrom('books').select(BOOK_COLUMNS).where('id', 'in', ids).compile())).rows.map(toStoredBook),
+      selectByIds: async (ids) =>
+        (await run(db.selectFrom('books').select(VERSIONED_BOOK_COLUMNS).where('id', 'in', ids).compile())).rows.map(toVersionedBook),
       async selectPage(afterId, limit): Promise<BookPage> {
         const books: readonly BookRow[] = (await run(bind(page, [afterId, limit]))).rows;
         const last = books.at(-1);

@@ -37,7 +37,14 @@ export class GroupCommit {
   private scheduled = false;
   private readonly runBatch: (batch: Pending[]) => Outcome[];
 
-  constructor(private readonly database: TransactionalDatabase) {
+  /**
+   * `busy`: while it answers a promise, the connection is taken by a transaction of its own
+   * (see sqlite/index.ts), and the next batch waits for that promise.
+   */
+  constructor(
+    private readonly database: TransactionalDatabase,
+    private readonly busy: () => Promise<unknown> | undefined = () => undefined,
+  ) {
     // Called inside a transaction, a better-sqlite3 transaction function is a savepoint.
     const inSavepoint = database.transaction((write: () => unknown) => write());
     this.runBatch = database.transaction((batch: Pending[]) =>
@@ -72,6 +79,11 @@ export class GroupCommit {
   }
 
   private flush(): void {
+    const busy = this.busy();
+    if (busy) {
+      void busy.then(() => this.flush());
+      return;
+    }
     const batch = this.queue.splice(0, MAX_BATCH);
     let outcomes: Outcome[] | undefined;
     try {

@@ -88,6 +88,12 @@ export interface PrivateGalera {
   restart(node: number | GaleraNode): Promise<void>;
   /** Waits until every running node reports Synced, Primary and the running node count. */
   waitUntilSynced(timeoutMs?: number): Promise<void>;
+  /**
+   * When no running node is in a primary component any more (the survivors of a kill, each
+   * seeing the others as gone under load), bootstraps it again on the running node that
+   * committed the most (`pc.bootstrap=YES`, what an operator does): true if it did.
+   */
+  restorePrimary(): Promise<boolean>;
   /** wsrep status of one running node. */
   status(node: number | GaleraNode): Promise<GaleraStatus>;
   /** Runs one statement on a running node (fresh connection, `database` optional) and returns its rows. */
@@ -284,6 +290,23 @@ export async function startPrivateGalera(options: PrivateGaleraOptions = {}): Pr
     async waitUntilSynced(timeoutMs = NODE_START_TIMEOUT_MS) {
       const live = running();
       await Promise.all(live.map((node) => waitForNode(node, live.length, timeoutMs)));
+    },
+    async restorePrimary() {
+      const live = running();
+      const statuses = await Promise.all(
+        live.map((node) =>
+          withConnection(node, undefined, async (connection) => {
+            const status = await readStatus(connection);
+            const [rows] = await connection.query<RowDataPacket[]>("show global status like 'wsrep_last_committed'");
+            return { node, primary: status.clusterStatus === 'Primary', committed: Number(rows[0]?.Value ?? -1) };
+          }).catch(() => undefined),
+        ),
+      );
+      const reachable = statuses.filter((status) => status !== undefined);
+      if (reachable.length === 0 || reachable.some((status) => status.primary)) return false;
+      const mostAdvanced = reachable.reduce((best, status) => (status.committed > best.committed ? status : best));
+      await withConnection(mostAdvanced.node, undefined, (connection) => connection.query("set global wsrep_provider_options = 'pc.bootstrap=YES'"));
+      return true;
     },
     status: (node) => withConnection(resolveNode(node), undefined, readStatus),
     query: <T>(node: number | GaleraNode, sql: string, params: unknown[] = [], database?: string) =>

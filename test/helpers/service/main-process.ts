@@ -28,6 +28,24 @@ export function spawnMain(env: Record<string, string | undefined>, cwd: string):
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
+/** One JSON log line of the service, with the fields tests look at. */
+export interface ServiceLogLine {
+  pid: number;
+  msg: string;
+  route?: string;
+  method?: string;
+  status?: number;
+}
+
+/** The service's JSON log lines so far (LOG_LEVEL=info: one per request, with the worker's pid). */
+export function jsonLogLines(service: ServiceProcess): ServiceLogLine[] {
+  return service
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as ServiceLogLine);
+}
+
 /** Polls until the service answers on `baseUrl`, or throws after `timeoutMs`. */
 export async function waitUntilAnswering(baseUrl: string, service: ServiceProcess, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
