@@ -131,7 +131,8 @@ function keepRenewing(
 
 /**
  * CREATE TABLE IF NOT EXISTS, which instances starting together may all send: PostgreSQL can
- * then fail one with a duplicate key in its catalog, Galera with a conflict; both are retried.
+ * then fail one with a duplicate key in its catalog or "type … already exists" (its row type),
+ * Galera with a conflict; all are retried.
  */
 async function createLeaseTable(schema: SchemaModule, options: LeaseOptions): Promise<void> {
   await retrier(LEASE_TABLE_RACE, { classify: options.classifyError }).run(() =>

@@ -12,6 +12,9 @@ const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-5]$|57014$|25006$)/;
 /** serialization_failure, deadlock_detected: the transaction may succeed when retried. */
 const CONFLICT_SQLSTATES = new Set(['40001', '40P01']);
 
+/** duplicate_table, duplicate_object. */
+const DUPLICATE_IN_CATALOG_SQLSTATES = new Set(['42P07', '42710']);
+
 const UNAVAILABLE_HINTS = [
   'Connection terminated', // pg: the server or the network closed the connection, or connect timed out
   'timeout exceeded when trying to connect', // pg-pool: no connection within connectionTimeoutMillis
@@ -33,5 +36,9 @@ export const classifyPostgresError = errorClassifier((error): StoreErrorKind | u
   if (CONFLICT_SQLSTATES.has(sqlState)) return 'conflict';
   // Class 23, integrity constraint violation: unique, not null, foreign key, check, exclusion.
   if (sqlState.startsWith('23')) return 'constraint';
+  // duplicate_table, duplicate_object: the same as a unique violation in the catalog, which
+  // is what a concurrent CREATE … IF NOT EXISTS that lost the race gets (its table's row type
+  // "already exists"); only the migration lease's table is ever created by instances at once.
+  if (DUPLICATE_IN_CATALOG_SQLSTATES.has(sqlState)) return 'constraint';
   return undefined;
 });
