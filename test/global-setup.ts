@@ -1,5 +1,5 @@
-// Compiles src/ to dist/ once before the suites: the startup tests run the built entry
-// point exactly as `npm start` does.
+// Builds dist/ once before the suites, as `npm run build` does: the startup tests run the built
+// entry point exactly as `npm start` does.
 // Also starts, in the background, the private 3-node Galera cluster that the `galera` copies of
 // the contract suites share (test/helpers/stores/for-each-store.ts); workers get its ports through
 // `inject('sharedGalera')` and wait for it to be Synced. Not started when DIALECTS leaves
@@ -13,8 +13,9 @@ import { GALERA_SELECTED, GALERA_SUITES, type SharedGalera } from './helpers/sto
 
 export default async function setup(project: TestProject) {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  // As `npm run build` does: the service and the web page, then the page's files beside it.
-  execFileSync(process.execPath, [tsc, '-b', 'tsconfig.build.json', 'web'], { stdio: 'inherit' });
+  // As `npm run build` does: the service's bundle, the web page, then the page's files beside it.
+  execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [tsc, '-b', 'web'], { stdio: 'inherit' });
   execFileSync(process.execPath, ['web/copy-files.mjs'], { stdio: 'inherit' });
 
   const galera = await startSharedGalera(project);

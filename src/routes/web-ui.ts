@@ -49,11 +49,11 @@ const PAGE_FILE = 'web/index.html';
 
 /**
  * The built page (`npm run build`: web/ → dist/ui/, keeping the repository's layout, see
- * web/tsconfig.json): beside this file's directory when running from dist/, or the project's
- * dist/ui/ when running from the sources (tests, `npm run dev`).
+ * web/tsconfig.json): dist/ui/ beside the bundle when running from dist/ (this code is then in
+ * dist/main.js), or the project's dist/ui/ when running from the sources (tests, `npm run dev`).
  */
 function builtPageDirectory(): URL | undefined {
-  const candidates = [new URL('../ui/', import.meta.url), new URL('../../dist/ui/', import.meta.url)];
+  const candidates = [new URL('./ui/', import.meta.url), new URL('../../dist/ui/', import.meta.url)];
   return candidates.find((directory) => existsSync(new URL(PAGE_FILE, directory)));
 }
 

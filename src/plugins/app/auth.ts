@@ -6,7 +6,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import type { Logger } from 'pino';
 import fp from 'fastify-plugin';
 import { createLoginLimiter, type LoginLimiter } from '../../auth/login-limiter.js';
-import { createRedisLoginLimiter } from '../../auth/redis-login-limiter.js';
 import { createCredentialsChecker, createTokenService, type CredentialsChecker, type TokenService } from '../../auth/tokens.js';
 import type { AuthSettings } from '../../config.js';
 import { Messages, errorEnvelope } from '../../http/envelope.js';
@@ -44,6 +43,8 @@ async function createOwnLoginLimiter(app: FastifyInstance, settings: Readonly<Au
   const store = settings.loginLimitStore;
   // Off (LOGIN_RATE_LIMIT=0): the in-process limiter answers 0 at once; Redis is not even reached.
   if (store.kind === 'memory' || settings.loginRateLimit === 0) return createLoginLimiter(settings.loginRateLimit);
+  // Loaded only here: the Redis client and its limiter are a fifth of the service's code.
+  const { createRedisLoginLimiter } = await import('../../auth/redis-login-limiter.js');
   const shared = createRedisLoginLimiter(store.url, settings.loginRateLimit, app.log as Logger);
   app.addHook('onClose', () => shared.close());
   await shared.connected(REDIS_STARTUP_WAIT_MS);

@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// The service's build (package.json "build", "prestart", the tests' global setup): src/main.ts
+// bundled by esbuild into dist/main.js, with one more file per store module (loaded only when
+// DB_URL picks that store) and the chunks they share. One file instead of about 900 modules
+// is what makes the service start fast and small: Node resolves, reads and compiles one file,
+// and V8 keeps one script (docs/benchmarks-changes.md, "One bundle instead of 900 modules").
+// Type checking is `npm run typecheck` (tsc), not part of this step.
+//
+// Left out of the bundle, loaded from node_modules as they are: native addons and what loads
+// files from its own package directory at run time (pino's transports, the API reference
+// page's static files), and pg's optional native binding.
+//
+// A file is written only when it changed, and dist/'s other .js files from an earlier build
+// are removed: an up-to-date build stays untouched (the npm start test checks it).
+import { build } from 'esbuild';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = join(ROOT, 'dist');
+
+const EXTERNAL = [
+  'better-sqlite3', // native addon
+  'pg-native', // pg's optional native binding (not installed)
+  'pino', // its transports run files of its own package in worker threads
+  'pino-pretty',
+  '@fastify/swagger', // reads its own files (__dirname)
+  '@fastify/swagger-ui', // serves the files of its own package
+];
+
+const result = await build({
+  absWorkingDir: ROOT,
+  entryPoints: ['src/main.ts'],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  splitting: true, // each store's module and its driver stay out of main.js until DB_URL asks for it
+  outdir: DIST,
+  chunkNames: '[name]-[hash]',
+  external: EXTERNAL,
+  // CommonJS packages inside an ES module bundle still call require() for Node's built-ins.
+  banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+  write: false,
+});
+
+mkdirSync(DIST, { recursive: true });
+const written = new Set();
+let changed = 0;
+for (const file of result.outputFiles) {
+  written.add(file.path);
+  if (existsSync(file.path) && readFileSync(file.path).equals(file.contents)) continue;
+  mkdirSync(dirname(file.path), { recursive: true });
+  writeFileSync(file.path, file.contents);
+  changed += 1;
+}
+
+// What an earlier build left at dist/'s top level (older chunks, the per-module output of the
+// tsc build this replaced) would otherwise be served by nothing and confuse a reader.
+for (const entry of readdirSync(DIST, { withFileTypes: true })) {
+  const path = join(DIST, entry.name);
+  const stale = /\.js(\.map)?$/.test(entry.name) ? !written.has(path) : entry.name === '.tsbuildinfo';
+  if (entry.isFile() && stale) rmSync(path);
+  if (entry.isDirectory() && entry.name !== 'ui' && !entry.name.startsWith('.')) rmSync(path, { recursive: true });
+}
+
+if (changed > 0) {
+  const main = result.outputFiles.find((file) => basename(file.path) === 'main.js');
+  console.log(`build: ${relative(ROOT, main.path)} and ${result.outputFiles.length - 1} more file(s) in dist/ (${changed} written)`);
+}
