@@ -448,8 +448,11 @@ describeIf('chromium')('the web page in headless Chromium', () => {
           });
         });
         try {
-          await page.clock.install();
-          await page.clock.pauseAt(Date.now() + 100);
+          // Paused well ahead of the time it was installed at: on a loaded machine more than
+          // 100 ms can pass between the two calls, and pausing in the page's past is refused.
+          const installedAt = Date.now();
+          await page.clock.install({ time: installedAt });
+          await page.clock.pauseAt(installedAt + 10_000);
           await page.goto(`${service.current.baseUrl}/`);
           const row = table(page).getByRole('row', { name: /Edited across sign-ins/ });
           await expect.poll(() => row.count()).toBe(1);
