@@ -22,9 +22,12 @@ import { aptInstall, canAptInstall, commandExists, debianVersion } from './syste
 const GO_SYSTEM_GOPATH = '/usr/share/gocode';
 const GO_DEBIAN_PACKAGES = [
   'golang-go', 'golang-github-gin-gonic-gin-dev', 'golang-github-mattn-go-sqlite3-dev',
-  'golang-github-lib-pq-dev', 'golang-github-golang-jwt-jwt-dev',
+  'golang-github-lib-pq-dev', 'golang-github-golang-jwt-jwt-dev', 'golang-github-go-sql-driver-mysql-dev',
 ];
-const GO_IMPORTS = ['github.com/gin-gonic/gin', 'github.com/mattn/go-sqlite3', 'github.com/lib/pq', 'github.com/golang-jwt/jwt'];
+const GO_IMPORTS = [
+  'github.com/gin-gonic/gin', 'github.com/mattn/go-sqlite3', 'github.com/lib/pq', 'github.com/golang-jwt/jwt',
+  'github.com/go-sql-driver/mysql',
+];
 
 function goMissing() {
   const missing = commandExists('go') ? [] : ['go'];
