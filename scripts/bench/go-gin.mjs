@@ -15,7 +15,7 @@ import { log } from './log.mjs';
 import { childEnv, spawnLogged, tailOf, waitForAnswer } from './processes.mjs';
 import { seedAndCheck } from './seed.mjs';
 import { CREDENTIALS_BODY, GO_DIR, LOG_DIR, SEED_BOOKS, ginRequestLog } from './settings.mjs';
-import { createPostgresStore, createSqliteStore } from './stores.mjs';
+import { createMysqlStore, createPostgresStore, createSqliteStore } from './stores.mjs';
 import { aptInstall, canAptInstall, commandExists, debianVersion } from './system.mjs';
 
 /** Debian's Go sources, for building in GOPATH mode offline. */
@@ -98,6 +98,11 @@ async function startGoGin(built, store, tempDir, workDir, cpu, existing) {
       target.description =
         `its own SQLite file in the temp dir (WAL, synchronous=NORMAL, busy_timeout=5000; one writer ` +
         `connection, a read pool of max(4, 2 × GOMAXPROCS)); mattn/go-sqlite3 ${pkg['golang-github-mattn-go-sqlite3-dev']}`;
+    } else if (store.kind === 'mysql') {
+      target.store = await createMysqlStore();
+      target.description =
+        `its own fresh database on the same MariaDB server, dropped afterwards (a fixed pool of 10 connections, ` +
+        `as the service's default; clientFoundRows=true); go-sql-driver/mysql ${pkg['golang-github-go-sql-driver-mysql-dev']}`;
     } else {
       target.store = await createPostgresStore();
       target.description =
