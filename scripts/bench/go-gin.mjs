@@ -111,36 +111,53 @@ async function startGoGin(built, store, tempDir, workDir, cpu, existing) {
         `default); lib/pq ${pkg['golang-github-lib-pq-dev']}`;
     }
   }
+  const { child, port } = await spawnGoGin(built, target, workDir, cpu);
+  target.child = child;
+  target.port = port;
+  try {
+    target.seededIds ??= await seedAndCheck(port);
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+  return target;
+}
+
+/**
+ * A process of the built reference on `target`'s store (pinned to `cpu` if given), timed from
+ * spawn to its first 200 as the service is (processes.mjs startService); returns
+ * { child, port, startupMs }.
+ */
+export async function spawnGoGin(built, target, workDir, cpu) {
   // lib/pq requires SSL unless told otherwise; node-postgres (the service) does not use it by default.
   let dbUrl = target.store.url;
-  if (store.kind === 'postgres') {
+  if (target.kind === 'postgres') {
     const url = new URL(dbUrl);
     if (!url.searchParams.has('sslmode')) url.searchParams.set('sslmode', 'disable');
     dbUrl = url.toString();
   }
   checkAborted();
-  target.port = await freePort();
-  target.child = spawnLogged(built.binary, [], {
+  const port = await freePort();
+  const startedAt = performance.now();
+  const child = spawnLogged(built.binary, [], {
     cwd: workDir,
     cpu,
-    env: childEnv({ SECRET_TOKEN: target.secret, PORT: String(target.port), DB_URL: dbUrl }),
+    env: childEnv({ SECRET_TOKEN: target.secret, PORT: String(port), DB_URL: dbUrl }),
     logFile: target.logFile,
   });
   try {
-    const port = target.port;
-    await waitForAnswer(target.child, port, performance.now(), {
+    const startupMs = await waitForAnswer(child, port, startedAt, {
       method: 'POST',
       path: '/token',
       body: CREDENTIALS_BODY,
-      what: `the Go/Gin reference (${store.label})`,
+      what: `the Go/Gin reference (${target.store.label})`,
       logFile: target.logFile,
     });
-    target.seededIds ??= await seedAndCheck(port);
+    return { child, port, startupMs };
   } catch (error) {
-    await stopChild(target.child);
+    await stopChild(child);
     throw error;
   }
-  return target;
 }
 
 /**
@@ -163,7 +180,11 @@ export async function startGoGins(goGin, stores, tempDir, workDir, cpu) {
   }
 }
 
-/** The reference logs only its start and its failures (and every request with GIN_LOGGER=1). */
+/**
+ * The reference logs only its start and its failures (and every request with GIN_LOGGER=1).
+ * gin.Recovery reports an answer whose client has gone (wrk closing its connections at the end
+ * of a run, mid-way through a 10,000-book answer) as a block of lines: counted apart, as cutOff.
+ */
 export function goGinLogSummary(file) {
   let lines = [];
   try {
@@ -171,8 +192,20 @@ export function goGinLogSummary(file) {
   } catch {
     // no log
   }
-  const other = lines.filter((line) => !/listening on :\d+$/.test(line) && !line.startsWith('[GIN] '));
-  return { lines: lines.length, notable: other.length, examples: other.slice(0, 3) };
+  const other = [];
+  let cutOff = 0;
+  let inBlock = false;
+  for (const line of lines) {
+    if (/: (write: broken pipe|connection reset by peer)$/.test(line)) {
+      cutOff += 1;
+      inBlock = true;
+    } else if (inBlock) {
+      inBlock = line !== '\u001b[0m';
+    } else if (!/listening on :\d+$/.test(line) && !line.startsWith('[GIN] ')) {
+      other.push(line);
+    }
+  }
+  return { lines: lines.length, cutOff, notable: other.length, examples: other.slice(0, 3) };
 }
 
 export function assertGoGinAlive(target) {
