@@ -147,12 +147,15 @@ const MYSQL_FILL_BATCH = 1_000;
 
 export async function createMysqlStore() {
   const name = `books_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const version = await withMysql(MYSQL_ADMIN_URL, async (connection) => {
+  // The server without a database (TEST_MYSQL_URL may name the tests' one, which may not exist).
+  const serverUrl = new URL(MYSQL_ADMIN_URL);
+  serverUrl.pathname = '/';
+  const version = await withMysql(serverUrl.toString(), async (connection) => {
     const [rows] = await connection.query('select version() as version');
     await connection.query(`create database ${name}`);
     return rows[0].version;
   });
-  const adminUrl = new URL(MYSQL_ADMIN_URL);
+  const adminUrl = new URL(serverUrl);
   adminUrl.pathname = `/${name}`;
   const url = adminUrl.toString();
   const store = {
@@ -181,7 +184,7 @@ export async function createMysqlStore() {
       });
     },
     async drop() {
-      await withMysql(MYSQL_ADMIN_URL, (connection) => connection.query(`drop database if exists ${name}`));
+      await withMysql(serverUrl.toString(), (connection) => connection.query(`drop database if exists ${name}`));
     },
   };
   onCleanup(() => store.drop());
