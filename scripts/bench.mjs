@@ -3,19 +3,20 @@
 // runs the plan and writes the results; the parts live in scripts/bench/.
 //
 // Starts the built service (`node dist/main.js`, default settings except SECRET_TOKEN, PORT and
-// DB_URL) on a fresh SQLite store and, when reachable, a fresh PostgreSQL database; next to it a
-// bare node:http server answering a fixed book envelope as the baseline, and (per core, with
-// PostgreSQL) a node:http + pg server reading the service's database as the floor. wrk (1 thread,
-// 64 connections, scripts/bench/scenario.lua) drives each scenario for BENCH_DURATION seconds
-// after a short warm-up, for BENCH_ROUNDS rounds taken round-robin over all scenarios; the
-// medians are reported. Then GET /books at 10,000 books, peak RSS, and startup time.
+// DB_URL) on a fresh SQLite store and, when reachable, a fresh PostgreSQL and a fresh MariaDB
+// database; next to it a bare node:http server answering a fixed book envelope as the baseline,
+// and (per core, with PostgreSQL) a node:http + pg server reading the service's database as the
+// floor. wrk (1 thread, 64 connections, scripts/bench/scenario.lua) drives each scenario for
+// BENCH_DURATION seconds after a short warm-up, for BENCH_ROUNDS rounds taken round-robin over
+// all scenarios; the medians are reported. Peak RSS of every server per half, startup time and
+// GET /books at 10,000 books, each on the service and on the Go/Gin reference.
 // Writes bench-results/latest.json and docs/benchmarks.md; prints a table.
 //
 // Go/Gin reference (bench/go-gin/main.go, a plain Go + Gin + database/sql implementation of the
 // same API, the reference the service's speed is compared with): built into a temp dir in
 // GOPATH mode from Debian packages (installed with apt-get when missing and running as root),
-// started per store on its own fresh store (SQLite file in the temp dir, a fresh PostgreSQL
-// database), seeded with the same books through its API, and driven by the same scenarios in the
+// started per store on its own fresh store (SQLite file in the temp dir, a fresh PostgreSQL or
+// MariaDB database), seeded with the same books through its API, and driven by the same scenarios in the
 // same rounds, each of its runs right after the service's run of the same scenario. Reported
 // next to the service as "vs Go/Gin" (service req/s / Go/Gin req/s). Skipped, with one line,
 // when it cannot be built. The service alone also runs POST /book with a fresh Idempotency-Key
@@ -23,7 +24,7 @@
 // POST /book, which has no keys.
 //
 // Environment variables (BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_STORES, BENCH_WORKERS,
-// BENCH_TOOL, BENCH_GO, GIN_LOGGER, BENCH_KEEP_LOGS, TEST_POSTGRES_URL): scripts/bench/settings.mjs.
+// BENCH_TOOL, BENCH_GO, GIN_LOGGER, BENCH_KEEP_LOGS, TEST_POSTGRES_URL, TEST_MYSQL_URL): scripts/bench/settings.mjs.
 //
 // scripts/bench/:
 //   settings.mjs     paths, fixed parameters, environment variables and defaults
@@ -32,12 +33,12 @@
 //   processes.mjs    starting the service and the baseline, waiting for their first 200
 //   baseline-server.mjs  the bare node:http baseline process, and the node:http + pg floor
 //   client.mjs       the bench's HTTP client (free port, request, token)
-//   stores.mjs       fresh SQLite and PostgreSQL stores
+//   stores.mjs       fresh SQLite, PostgreSQL and MariaDB stores
 //   seed.mjs         seeding a server through its API
-//   startup.mjs      startup times
+//   startup.mjs      startup times (the service and Go/Gin)
 //   scenarios.mjs    the scenario list and the round-robin rounds
 //   idempotency.mjs  whether the service honours Idempotency-Key, before its keyed POST /book
-//   large-list.mjs   GET /books at 10,000 books
+//   large-list.mjs   GET /books at 10,000 books (the service and Go/Gin)
 //   wrk.mjs          the load generator (wrk, or autocannon) and its output
 //   peak-rss.mjs     peak RSS (VmHWM) of a process tree
 //   go-gin.mjs       building and running the Go/Gin reference

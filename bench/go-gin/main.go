@@ -6,8 +6,9 @@
 // Plain but tuned as a Go developer would for 64 concurrent clients: gin.New() + gin.Recovery()
 // in release mode (GIN_LOGGER=1 adds gin's request logger), HS256 tokens via golang-jwt,
 // prepared statements, and database/sql pools sized on purpose (README.md "Tuning"):
-//   - PostgreSQL (lib/pq): one fixed pool, SetMaxOpenConns = SetMaxIdleConns = DB_POOL_MAX
-//     (default 10, the service's default), connections kept, so none is opened under load;
+//   - PostgreSQL (lib/pq) and MySQL/MariaDB (go-sql-driver/mysql): one fixed pool,
+//     SetMaxOpenConns = SetMaxIdleConns = DB_POOL_MAX (default 10, the service's default),
+//     connections kept, so none is opened under load;
 //   - SQLite (mattn/go-sqlite3, WAL, synchronous=NORMAL, busy_timeout=5000): one writer
 //     connection (SetMaxOpenConns(1), BEGIN IMMEDIATE) for every INSERT/UPDATE/DELETE, so writers
 //     queue in Go instead of fighting for the write lock, and a separate read pool of
@@ -16,11 +17,12 @@
 // Build (GOPATH mode, offline, from Debian packages):
 //
 //	apt-get install -y golang-go golang-github-gin-gonic-gin-dev golang-github-mattn-go-sqlite3-dev \
-//	  golang-github-lib-pq-dev golang-github-golang-jwt-jwt-dev
+//	  golang-github-lib-pq-dev golang-github-golang-jwt-jwt-dev golang-github-go-sql-driver-mysql-dev
 //	cd bench/go-gin && GO111MODULE=off GOPATH=/usr/share/gocode:$(mktemp -d) GOFLAGS= go build -o /tmp/go-gin .
 //
-// Tuning and why: README.md. Run: PORT (default 8080), DB_URL (sqlite:PATH or postgres://…; default sqlite:books.db),
-// SECRET_TOKEN (HMAC key of the tokens), DB_POOL_MAX (PostgreSQL pool, default 10),
+// Tuning and why: README.md. Run: PORT (default 8080), DB_URL (sqlite:PATH, postgres://… or
+// mysql://user:pass@host:port/db, also mariadb://; default sqlite:books.db), SECRET_TOKEN (HMAC
+// key of the tokens), DB_POOL_MAX (PostgreSQL and MySQL pool, default 10),
 // SQLITE_READERS (SQLite read pool, default max(4, 2 × GOMAXPROCS)). `npm run bench` builds and runs it by itself.
 package main
 
@@ -28,14 +30,18 @@ import (
 	"database/sql"
 	"errors"
 	"log"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/go-sql-driver/mysql"
 	"github.com/golang-jwt/jwt"
 	_ "github.com/lib/pq"
 	_ "github.com/mattn/go-sqlite3"
@@ -69,6 +75,7 @@ var (
 	db       *sql.DB // reads (and on PostgreSQL, everything)
 	writeDB  *sql.DB // writes: on SQLite one connection, on PostgreSQL the same pool as db
 	isSQLite bool
+	isMySQL  bool
 	secret   []byte
 
 	stmtInsert, stmtSelectOne, stmtSelectAll, stmtUpdate, stmtDelete *sql.Stmt
@@ -93,12 +100,47 @@ func respond(c *gin.Context, status int, message string, data interface{}) {
 	c.JSON(status, gin.H{"status": status, "message": message, "data": data})
 }
 
-// q turns $N placeholders into ?N for SQLite.
+var numbered = regexp.MustCompile(`\$\d+`)
+
+// q turns $N placeholders into ?N for SQLite, and into ? for MySQL (every query binds them in order).
 func q(query string) string {
 	if isSQLite {
 		return strings.ReplaceAll(query, "$", "?")
 	}
+	if isMySQL {
+		return numbered.ReplaceAllString(query, "?")
+	}
 	return query
+}
+
+// mysqlDSN turns mysql://user:pass@host:port/db into the driver's DSN. clientFoundRows: an UPDATE
+// that changes nothing still counts its row, so a PUT of unchanged values is 200, not 404.
+func mysqlDSN(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	cfg := mysql.NewConfig()
+	cfg.User = u.User.Username()
+	cfg.Passwd, _ = u.User.Password()
+	cfg.Net = "tcp"
+	cfg.Addr = u.Host
+	if u.Port() == "" {
+		cfg.Addr = net.JoinHostPort(u.Hostname(), "3306")
+	}
+	cfg.DBName = strings.TrimPrefix(u.Path, "/")
+	cfg.Collation = "utf8mb4_bin"
+	cfg.ClientFoundRows = true
+	return cfg.FormatDSN(), nil
+}
+
+// pooled sizes a client-server pool: DB_POOL_MAX connections (default 10), opened once and kept.
+func pooled(target *sql.DB) {
+	size := envInt("DB_POOL_MAX", 10)
+	target.SetMaxOpenConns(size)
+	target.SetMaxIdleConns(size)
+	target.SetConnMaxLifetime(0)
+	target.SetConnMaxIdleTime(0)
 }
 
 func openDB(url string) {
@@ -130,14 +172,26 @@ func openDB(url string) {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		db, err = sql.Open("postgres", url)
 		if err == nil {
-			size := envInt("DB_POOL_MAX", 10)
-			db.SetMaxOpenConns(size)
-			db.SetMaxIdleConns(size)
-			db.SetConnMaxLifetime(0)
-			db.SetConnMaxIdleTime(0)
+			pooled(db)
 			writeDB = db
 			_, err = db.Exec(`CREATE TABLE IF NOT EXISTS books (
 				id BIGSERIAL PRIMARY KEY, title TEXT NOT NULL, author TEXT NOT NULL, year INTEGER NOT NULL)`)
+		}
+	case strings.HasPrefix(url, "mysql://"), strings.HasPrefix(url, "mariadb://"):
+		// INSERT … RETURNING below needs MariaDB 10.5 or later (MySQL has none).
+		isMySQL = true
+		var dsn string
+		dsn, err = mysqlDSN(url)
+		if err == nil {
+			db, err = sql.Open("mysql", dsn)
+		}
+		if err == nil {
+			pooled(db)
+			writeDB = db
+			_, err = db.Exec(`CREATE TABLE IF NOT EXISTS books (
+				id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, title VARCHAR(500) NOT NULL,
+				author VARCHAR(500) NOT NULL, year INT NOT NULL
+			) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin`)
 		}
 	default:
 		log.Fatalf("unsupported DB_URL %q", url)

@@ -32,7 +32,7 @@ export function fmtRun(result) {
 }
 
 export function storeLabel(kind) {
-  return { sqlite: 'SQLite', postgres: 'PostgreSQL', 'node:http': '—' }[kind] ?? kind;
+  return { sqlite: 'SQLite', postgres: 'PostgreSQL', mysql: 'MariaDB', 'node:http': '—' }[kind] ?? kind;
 }
 
 export function oneLine(text, max = 400) {

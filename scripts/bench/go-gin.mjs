@@ -15,16 +15,19 @@ import { log } from './log.mjs';
 import { childEnv, spawnLogged, tailOf, waitForAnswer } from './processes.mjs';
 import { seedAndCheck } from './seed.mjs';
 import { CREDENTIALS_BODY, GO_DIR, LOG_DIR, SEED_BOOKS, ginRequestLog } from './settings.mjs';
-import { createPostgresStore, createSqliteStore } from './stores.mjs';
+import { createMysqlStore, createPostgresStore, createSqliteStore } from './stores.mjs';
 import { aptInstall, canAptInstall, commandExists, debianVersion } from './system.mjs';
 
 /** Debian's Go sources, for building in GOPATH mode offline. */
 const GO_SYSTEM_GOPATH = '/usr/share/gocode';
 const GO_DEBIAN_PACKAGES = [
   'golang-go', 'golang-github-gin-gonic-gin-dev', 'golang-github-mattn-go-sqlite3-dev',
-  'golang-github-lib-pq-dev', 'golang-github-golang-jwt-jwt-dev',
+  'golang-github-lib-pq-dev', 'golang-github-golang-jwt-jwt-dev', 'golang-github-go-sql-driver-mysql-dev',
 ];
-const GO_IMPORTS = ['github.com/gin-gonic/gin', 'github.com/mattn/go-sqlite3', 'github.com/lib/pq', 'github.com/golang-jwt/jwt'];
+const GO_IMPORTS = [
+  'github.com/gin-gonic/gin', 'github.com/mattn/go-sqlite3', 'github.com/lib/pq', 'github.com/golang-jwt/jwt',
+  'github.com/go-sql-driver/mysql',
+];
 
 function goMissing() {
   const missing = commandExists('go') ? [] : ['go'];
@@ -95,6 +98,11 @@ async function startGoGin(built, store, tempDir, workDir, cpu, existing) {
       target.description =
         `its own SQLite file in the temp dir (WAL, synchronous=NORMAL, busy_timeout=5000; one writer ` +
         `connection, a read pool of max(4, 2 × GOMAXPROCS)); mattn/go-sqlite3 ${pkg['golang-github-mattn-go-sqlite3-dev']}`;
+    } else if (store.kind === 'mysql') {
+      target.store = await createMysqlStore();
+      target.description =
+        `its own fresh database on the same MariaDB server, dropped afterwards (a fixed pool of 10 connections, ` +
+        `as the service's default; clientFoundRows=true); go-sql-driver/mysql ${pkg['golang-github-go-sql-driver-mysql-dev']}`;
     } else {
       target.store = await createPostgresStore();
       target.description =
@@ -103,36 +111,53 @@ async function startGoGin(built, store, tempDir, workDir, cpu, existing) {
         `default); lib/pq ${pkg['golang-github-lib-pq-dev']}`;
     }
   }
+  const { child, port } = await spawnGoGin(built, target, workDir, cpu);
+  target.child = child;
+  target.port = port;
+  try {
+    target.seededIds ??= await seedAndCheck(port);
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+  return target;
+}
+
+/**
+ * A process of the built reference on `target`'s store (pinned to `cpu` if given), timed from
+ * spawn to its first 200 as the service is (processes.mjs startService); returns
+ * { child, port, startupMs }.
+ */
+export async function spawnGoGin(built, target, workDir, cpu) {
   // lib/pq requires SSL unless told otherwise; node-postgres (the service) does not use it by default.
   let dbUrl = target.store.url;
-  if (store.kind === 'postgres') {
+  if (target.kind === 'postgres') {
     const url = new URL(dbUrl);
     if (!url.searchParams.has('sslmode')) url.searchParams.set('sslmode', 'disable');
     dbUrl = url.toString();
   }
   checkAborted();
-  target.port = await freePort();
-  target.child = spawnLogged(built.binary, [], {
+  const port = await freePort();
+  const startedAt = performance.now();
+  const child = spawnLogged(built.binary, [], {
     cwd: workDir,
     cpu,
-    env: childEnv({ SECRET_TOKEN: target.secret, PORT: String(target.port), DB_URL: dbUrl }),
+    env: childEnv({ SECRET_TOKEN: target.secret, PORT: String(port), DB_URL: dbUrl }),
     logFile: target.logFile,
   });
   try {
-    const port = target.port;
-    await waitForAnswer(target.child, port, performance.now(), {
+    const startupMs = await waitForAnswer(child, port, startedAt, {
       method: 'POST',
       path: '/token',
       body: CREDENTIALS_BODY,
-      what: `the Go/Gin reference (${store.label})`,
+      what: `the Go/Gin reference (${target.store.label})`,
       logFile: target.logFile,
     });
-    target.seededIds ??= await seedAndCheck(port);
+    return { child, port, startupMs };
   } catch (error) {
-    await stopChild(target.child);
+    await stopChild(child);
     throw error;
   }
-  return target;
 }
 
 /**
@@ -155,7 +180,11 @@ export async function startGoGins(goGin, stores, tempDir, workDir, cpu) {
   }
 }
 
-/** The reference logs only its start and its failures (and every request with GIN_LOGGER=1). */
+/**
+ * The reference logs only its start and its failures (and every request with GIN_LOGGER=1).
+ * gin.Recovery reports an answer whose client has gone (wrk closing its connections at the end
+ * of a run, mid-way through a 10,000-book answer) as a block of lines: counted apart, as cutOff.
+ */
 export function goGinLogSummary(file) {
   let lines = [];
   try {
@@ -163,8 +192,20 @@ export function goGinLogSummary(file) {
   } catch {
     // no log
   }
-  const other = lines.filter((line) => !/listening on :\d+$/.test(line) && !line.startsWith('[GIN] '));
-  return { lines: lines.length, notable: other.length, examples: other.slice(0, 3) };
+  const other = [];
+  let cutOff = 0;
+  let inBlock = false;
+  for (const line of lines) {
+    if (/: (write: broken pipe|connection reset by peer)$/.test(line)) {
+      cutOff += 1;
+      inBlock = true;
+    } else if (inBlock) {
+      inBlock = line !== '\u001b[0m';
+    } else if (!/listening on :\d+$/.test(line) && !line.startsWith('[GIN] ')) {
+      other.push(line);
+    }
+  }
+  return { lines: lines.length, cutOff, notable: other.length, examples: other.slice(0, 3) };
 }
 
 export function assertGoGinAlive(target) {

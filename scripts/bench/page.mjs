@@ -68,7 +68,7 @@ that arrive together), and it is compared with Go/Gin's \`GET /book/:id\`.
 
 The **Go/Gin reference** ([bench/go-gin](../bench/go-gin/README.md)) is a Go + Gin + \`database/sql\`
 implementation of the same API (same routes, status codes and envelopes), tuned as a Go developer would
-for 64 clients: prepared statements; on PostgreSQL one fixed pool (\`SetMaxOpenConns\` = \`SetMaxIdleConns\` = 10,
+for 64 clients: prepared statements; on PostgreSQL and MariaDB one fixed pool (\`SetMaxOpenConns\` = \`SetMaxIdleConns\` = 10,
 the service's default pool size), so no connection is opened under load; on SQLite one writer connection
 (\`BEGIN IMMEDIATE\`) so writers queue in Go instead of fighting for the write lock, and a separate read pool.
 It runs \`gin.New()\` with \`gin.Recovery()\` in release mode
@@ -84,7 +84,7 @@ after the service's run of the same scenario, so both see the same machine condi
 **Two halves.** *Per core*: every server (the service with \`WORKERS=1\`, Go/Gin, the node:http baseline)
 runs pinned to CPU 1 (\`taskset -c 1\`; Go then runs with \`GOMAXPROCS=1\`) and wrk to CPU 0
 (\`taskset -c 0\`), so each server gets exactly one core and the load generator does not take from it;
-the database server (PostgreSQL) is not pinned. *Whole machine*: nothing is pinned, the service runs with
+the database servers (PostgreSQL, MariaDB) are not pinned. *Whole machine*: nothing is pinned, the service runs with
 the README's dedicated-machine setting \`WORKERS=${report.modes.find((m) => m.id === 'machine')?.workers ?? machine.cores}\`
 (one process per core, node:cluster), Go/Gin with its default \`GOMAXPROCS\` (all cores), and wrk shares the cores.
 
@@ -119,17 +119,21 @@ ${mdTable(...rssTable(mode))}
   (above 1× the service is faster); the baseline row gives the ceiling of one Node process instead, and the
   floor row how the node:http + pg floor compares with Go/Gin.
 - **peak RSS** is \`VmHWM\` from \`/proc/<pid>/status\` at the end of the half, added up over a server's
-  processes (with \`WORKERS=N\`: the primary and its N workers), and the largest single process.
+  processes (with \`WORKERS=N\`: the primary and its N workers), and the largest single process;
+  **peak RSS / Go/Gin** divides the service's (all processes) by Go/Gin's on the same store and half.
 ${goGinSkips(report).length ? `\n${goGinSkips(report).map((line) => `- ${line}`).join('\n')}\n` : ''}
 ## GET /books at ${LARGE_BOOKS.toLocaleString('en-US')} books
 
 ${mdTable(...tables.large)}
 
-The store is filled to ${LARGE_BOOKS.toLocaleString('en-US')} rows directly (SQLite: one transaction while the
-service is stopped; PostgreSQL: \`INSERT … SELECT generate_series\`), then a fresh service process serves
+The store, and Go/Gin's own store of the same kind, is filled to ${LARGE_BOOKS.toLocaleString('en-US')} rows directly
+while no server runs on it (SQLite: one transaction; PostgreSQL: \`INSERT … SELECT generate_series\`; MariaDB:
+multi-row \`INSERT\`s of 1,000 rows), then a fresh service process, and after it a fresh Go/Gin process, serves
 ${settings.connections} connections (wrk timeout raised to ${LARGE_LIST_TIMEOUT_S} s so slow answers are timed, not dropped).
 "One at a time" is a single client sending ${SEQUENTIAL_SAMPLES} sequential requests. Pinned as the first half
-(${report.modes[0]?.id === 'core' ? 'the service on CPU 1, wrk on CPU 0' : 'not pinned'}); peak RSS of that fresh process.
+(${report.modes[0]?.id === 'core' ? 'each server on CPU 1, wrk on CPU 0' : 'not pinned'}); peak RSS of that fresh process.
+**vs Go/Gin** is the service's req/s divided by Go/Gin's (above 1× the service is faster), **peak RSS / Go/Gin**
+the service's peak RSS divided by Go/Gin's.
 
 ## Startup
 
@@ -137,7 +141,10 @@ ${mdTable(...tables.startup)}
 
 Milliseconds from spawning \`node dist/main.js\` to the first \`200\` answer (to \`POST /token\`, polled every 5 ms);
 the service listens only once the store is open and migrated. The first start creates the schema in the
-empty store; the median is over ${STARTUP_SAMPLES} restarts on the migrated store.
+empty store; the median is over ${STARTUP_SAMPLES} restarts on the migrated store. Go/Gin's startup is timed the
+same way (spawn to the first \`200\` to \`POST /token\`, not pinned), over ${STARTUP_SAMPLES} restarts on its own store,
+whose table exists by then (its restarts come after the halves); **startup / Go/Gin** is the service's median divided
+by Go/Gin's (above 1× the service starts slower).
 ${notes.length ? `\n## Notes from this run\n\n${notes.map((note) => `- ${note}`).join('\n')}\n` : ''}
 Numbers from one machine with the load generator on the same cores as the service: compare
 rows of one run with each other, not with runs on other machines.

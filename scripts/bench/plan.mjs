@@ -1,7 +1,8 @@
 // The plan of a run, in order: load generator, temp dir, stores, Go/Gin build, startup times,
 // then per half (BENCH_MODES: per core, pinned; whole machine) the services (seeded the first
 // time), the Go/Gin reference and the baseline started, the rounds and the peak RSS of each;
-// GET /books at 10,000 books (pinned like the per-core half), the logs summed up. Returns what
+// Go/Gin's startup times (its stores exist by then); GET /books at 10,000 books on the service
+// and Go/Gin (pinned like the first half), the logs summed up. Returns what
 // the report is made from.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,7 +23,7 @@ import { buildScenarios, runRounds } from './scenarios.mjs';
 import { seedAndCheck } from './seed.mjs';
 import { summariseLog } from './service-log.mjs';
 import { CONNECTIONS, LOG_DIR, MAIN_JS, SEED_BOOKS, THREADS, UsageError, keepFullLogs, wantedStores } from './settings.mjs';
-import { measureStartup } from './startup.mjs';
+import { measureGoGinStartup, measureStartup } from './startup.mjs';
 import { openStores } from './stores.mjs';
 import { chooseTool } from './wrk.mjs';
 
@@ -65,7 +66,8 @@ export async function runPlan(settings) {
     modes.push(await runMode(mode, { stores, goGin, tempDir, workDir, tool, settings }));
   }
 
-  await measureLargeList(stores, workDir, tool, settings);
+  await measureGoGinStartup(stores, goGin, workDir);
+  await measureLargeList(stores, goGin, workDir, tool, settings);
 
   for (const store of stores) {
     store.logSummary = await summariseLog(store.logFile, keepFullLogs());

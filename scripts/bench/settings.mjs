@@ -8,7 +8,7 @@
 //   BENCH_SETTLE        seconds each scenario runs once, before the first round of each half,
 //                       not counted (default 5; 0 = none): a fresh Node process compiles its hot
 //                       code and fills its pools over its first seconds of load
-//   BENCH_STORES        stores to run (default sqlite,postgres)
+//   BENCH_STORES        stores to run (default sqlite,postgres,mysql; mysql is MariaDB or MySQL)
 //   BENCH_MODES         which halves to run (default core,machine):
 //                         core     per core: each server (service, Go/Gin, node:http) pinned to
 //                                  CPU 1 with `taskset -c 1`, wrk pinned to CPU 0; WORKERS=1
@@ -23,6 +23,7 @@
 //                       "request completed" at info level are kept)
 //   TEST_POSTGRES_URL   PostgreSQL server for the fresh database
 //                       (default postgres://postgres@127.0.0.1:5432/postgres)
+//   TEST_MYSQL_URL      MariaDB/MySQL server for the fresh database (default mysql://root@127.0.0.1:3306/)
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
@@ -55,6 +56,7 @@ export const BASELINE_BODY = JSON.stringify({
   data: { id: 1, title: 'The Pragmatic Programmer', author: 'Andrew Hunt', year: 1999 },
 });
 export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+export const MYSQL_ADMIN_URL = process.env.TEST_MYSQL_URL || 'mysql://root@127.0.0.1:3306/';
 
 /** Service settings stripped from the inherited environment, so the service runs on its defaults. */
 export const SERVICE_SETTINGS = [
@@ -133,7 +135,7 @@ function wantedModes(machineWorkers) {
 
 /** BENCH_STORES: the kinds of store to run. */
 export function wantedStores() {
-  return (process.env.BENCH_STORES || 'sqlite,postgres').split(',').map((s) => s.trim());
+  return (process.env.BENCH_STORES || 'sqlite,postgres,mysql').split(',').map((s) => s.trim());
 }
 
 /** BENCH_TOOL: the load generator asked for. */

@@ -1,5 +1,6 @@
-// Fresh stores for a run: a SQLite file in the temp dir and a fresh PostgreSQL database (dropped
-// at cleanup). Each store can go back to its seeded books and be filled directly up to N books.
+// Fresh stores for a run: a SQLite file in the temp dir, a fresh PostgreSQL database and a fresh
+// MariaDB database (both dropped at cleanup). Each store can go back to its seeded books and be
+// filled directly up to N books.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import { URL } from 'node:url';
 import { onCleanup } from './children.mjs';
 import { log } from './log.mjs';
 import { seedBook } from './seed.mjs';
-import { POSTGRES_ADMIN_URL, ROOT, UsageError } from './settings.mjs';
+import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL, ROOT, UsageError } from './settings.mjs';
 
 async function withPostgres(url, work) {
   const { default: pg } = await import('pg');
@@ -18,6 +19,16 @@ async function withPostgres(url, work) {
     return await work(client);
   } finally {
     await client.end().catch(() => undefined);
+  }
+}
+
+async function withMysql(url, work) {
+  const { default: mysql } = await import('mysql2/promise');
+  const connection = await mysql.createConnection({ uri: url, connectTimeout: 3_000 });
+  try {
+    return await work(connection);
+  } finally {
+    await connection.end().catch(() => undefined);
   }
 }
 
@@ -131,9 +142,58 @@ export async function createPostgresStore() {
   return store;
 }
 
+/** MySQL rows per INSERT when filling: one statement per batch, well under max_allowed_packet. */
+const MYSQL_FILL_BATCH = 1_000;
+
+export async function createMysqlStore() {
+  const name = `books_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+  // The server without a database (TEST_MYSQL_URL may name the tests' one, which may not exist).
+  const serverUrl = new URL(MYSQL_ADMIN_URL);
+  serverUrl.pathname = '/';
+  const version = await withMysql(serverUrl.toString(), async (connection) => {
+    const [rows] = await connection.query('select version() as version');
+    await connection.query(`create database ${name}`);
+    return rows[0].version;
+  });
+  const adminUrl = new URL(serverUrl);
+  adminUrl.pathname = `/${name}`;
+  const url = adminUrl.toString();
+  const store = {
+    kind: 'mysql',
+    label: 'MariaDB',
+    url,
+    database: name,
+    description: `${/mariadb/i.test(version) ? 'MariaDB' : 'MySQL'} ${version} on ${adminUrl.host} (a fresh database per run, dropped afterwards); mysql2 ${packageVersion('mysql2')}`,
+    async resetTo(maxId) {
+      return withMysql(url, async (connection) => {
+        await connection.query('delete from books where id > ?', [maxId]);
+        const [rows] = await connection.query('select count(*) as n from books');
+        return Number(rows[0].n);
+      });
+    },
+    async fillTo(total) {
+      return withMysql(url, async (connection) => {
+        const count = async () => Number((await connection.query('select count(*) as n from books'))[0][0].n);
+        // The service's version column has a default (migration 002); Go/Gin's table has none.
+        for (let from = (await count()) + 1; from <= total; from += MYSQL_FILL_BATCH) {
+          const rows = [];
+          for (let i = from; i <= Math.min(total, from + MYSQL_FILL_BATCH - 1); i += 1) rows.push(seedBook(i));
+          await connection.query('insert into books (title, author, year) values ?', [rows]);
+        }
+        return count();
+      });
+    },
+    async drop() {
+      await withMysql(serverUrl.toString(), (connection) => connection.query(`drop database if exists ${name}`));
+    },
+  };
+  onCleanup(() => store.drop());
+  return store;
+}
+
 /**
- * The stores of the kinds wanted (BENCH_STORES); PostgreSQL is skipped, with the reason, when
- * its server is not reachable. Returns { stores, skipped: { kind: reason } }.
+ * The stores of the kinds wanted (BENCH_STORES); PostgreSQL and MariaDB are skipped, with the
+ * reason, when their server is not reachable. Returns { stores, skipped: { kind: reason } }.
  */
 export async function openStores(wanted, tempDir) {
   const stores = [];
@@ -145,6 +205,14 @@ export async function openStores(wanted, tempDir) {
     } catch (error) {
       skipped.postgres = `not reachable at ${redactUrl(POSTGRES_ADMIN_URL)} (TEST_POSTGRES_URL): ${error.message}`;
       log(`bench: PostgreSQL skipped: ${skipped.postgres}`);
+    }
+  }
+  if (wanted.includes('mysql')) {
+    try {
+      stores.push(await createMysqlStore());
+    } catch (error) {
+      skipped.mysql = `not reachable at ${redactUrl(MYSQL_ADMIN_URL)} (TEST_MYSQL_URL): ${error.message}`;
+      log(`bench: MariaDB skipped: ${skipped.mysql}`);
     }
   }
   if (stores.length === 0) throw new UsageError(`no store to benchmark (BENCH_STORES=${wanted.join(',')})`);

@@ -9,9 +9,16 @@ const RESULT_HEADER = [
   'Go/Gin req/s', 'Go/Gin p50', 'Go/Gin p99', 'Go/Gin max', 'Go/Gin errors', 'vs Go/Gin', 'p99 / Go/Gin p99',
 ];
 const RESULT_RIGHT = new Set([2, 3, 4, 5, 7, 8, 9, 10, 12, 13]);
-const LARGE_HEADER = ['store', 'req/s', 'p50', 'p99', 'errors', 'one at a time (median of 20)', 'response', 'peak RSS'];
-const RSS_HEADER = ['server', 'store', 'processes', 'peak RSS, all processes', 'peak RSS, largest process'];
-const STARTUP_HEADER = ['store', `startup (median of ${STARTUP_SAMPLES})`, 'first start (empty store, migrations)', 'samples (ms)'];
+const LARGE_HEADER = [
+  'store', 'req/s', 'p50', 'p99', 'errors', 'one at a time (median of 20)', 'response', 'peak RSS',
+  'Go/Gin req/s', 'Go/Gin p99', 'Go/Gin errors', 'Go/Gin one at a time', 'Go/Gin response', 'Go/Gin peak RSS',
+  'vs Go/Gin', 'peak RSS / Go/Gin',
+];
+const RSS_HEADER = ['server', 'store', 'processes', 'peak RSS, all processes', 'peak RSS, largest process', 'peak RSS / Go/Gin'];
+const STARTUP_HEADER = [
+  'store', `startup (median of ${STARTUP_SAMPLES})`, 'first start (empty store, migrations)', 'samples (ms)',
+  `Go/Gin startup (median of ${STARTUP_SAMPLES})`, 'Go/Gin samples (ms)', 'startup / Go/Gin',
+];
 
 /** One half of the run: the service (and the baseline) per scenario and store, Go/Gin beside it. */
 export function resultTable(mode) {
@@ -41,23 +48,24 @@ function resultRow(r) {
 /** One half of the run: the peak RSS of every server. */
 export function rssTable(mode) {
   const rows = [];
-  const row = (server, store, peak) =>
-    peak && rows.push([server, store, String(peak.processes), fmtMiB(peak.peakRssMiB), fmtMiB(peak.largestProcessMiB)]);
+  const row = (server, store, peak, ratio = '') =>
+    peak && rows.push([server, store, String(peak.processes), fmtMiB(peak.peakRssMiB), fmtMiB(peak.largestProcessMiB), ratio]);
   row('node:http baseline', '—', mode.peakRss.baseline);
   for (const [kind, p] of Object.entries(mode.peakRss)) {
     if (kind === 'baseline') continue;
-    row('service', storeLabel(kind), p.service);
+    // All processes of each: with WORKERS=N the service's primary and workers, against Go's one.
+    row('service', storeLabel(kind), p.service, p.goGin?.peakRssMiB ? fmtRatio(p.service.peakRssMiB / p.goGin.peakRssMiB) : '–');
     row('Go/Gin', storeLabel(kind), p.goGin);
   }
-  return [RSS_HEADER, rows, new Set([2, 3, 4])];
+  return [RSS_HEADER, rows, new Set([2, 3, 4, 5])];
 }
 
 /** The per-store tables: GET /books at LARGE_BOOKS (large), memory (rss) and startup. */
 export function storeTables(report, stores) {
   const rows = extraRows(report, stores);
   return {
-    large: [LARGE_HEADER, rows.map((r) => r.large), new Set([1, 2, 3, 5, 6, 7])],
-    startup: [STARTUP_HEADER, rows.map((r) => r.startup), new Set([1, 2])],
+    large: [LARGE_HEADER, rows.map((r) => r.large), new Set([1, 2, 3, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15])],
+    startup: [STARTUP_HEADER, rows.map((r) => r.startup), new Set([1, 2, 4, 6])],
   };
 }
 
@@ -65,6 +73,9 @@ export function storeTables(report, stores) {
 function extraRows(report, stores) {
   return stores.map((store) => {
     const large = report.largeList[store.kind];
+    const startup = report.startup[store.kind];
+    const go = large.goGin;
+    const kib = (bytes) => `${(bytes / 1024).toFixed(0)} KiB`;
     return {
       large: [
         store.label,
@@ -73,14 +84,25 @@ function extraRows(report, stores) {
         fmtMs(large.p99Ms),
         fmtErrors(large),
         fmtMs(large.sequential.medianMs),
-        `${(large.responseBytes / 1024).toFixed(0)} KiB`,
+        kib(large.responseBytes),
         fmtMiB(large.peakRssMiB),
+        go ? fmtRps(go.rps) : '–',
+        go ? fmtMs(go.p99Ms) : '–',
+        go ? fmtErrors(go) : '–',
+        go ? fmtMs(go.sequential.medianMs) : '–',
+        go ? kib(go.responseBytes) : '–',
+        go ? fmtMiB(go.peakRssMiB) : '–',
+        fmtRatio(large.ratioToGoGin),
+        fmtRatio(large.peakRssToGoGin),
       ],
       startup: [
         store.label,
-        fmtMs(report.startup[store.kind].medianMs),
-        fmtMs(report.startup[store.kind].firstStartMs),
-        report.startup[store.kind].samplesMs.map((ms) => Math.round(ms)).join(', '),
+        fmtMs(startup.medianMs),
+        fmtMs(startup.firstStartMs),
+        startup.samplesMs.map((ms) => Math.round(ms)).join(', '),
+        fmtMs(startup.goGin?.medianMs),
+        startup.goGin ? startup.goGin.samplesMs.map((ms) => Math.round(ms)).join(', ') : '–',
+        fmtRatio(startup.ratioToGoGin),
       ],
     };
   });
@@ -124,6 +146,10 @@ export function serviceNotes(report) {
     if (large.errors || large.warmupErrors) {
       notes.push(`GET /books at ${LARGE_BOOKS} [${storeLabel(kind)}]: ${fmtErrors(large)}, ${large.warmupErrors} in warm-ups`);
     }
+    const go = large.goGin;
+    if (go && (go.errors || go.warmupErrors)) {
+      notes.push(`GET /books at ${LARGE_BOOKS} [Go/Gin, ${storeLabel(kind)}]: ${fmtErrors(go)}, ${go.warmupErrors} in warm-ups`);
+    }
   }
   for (const [kind, summary] of Object.entries(report.serviceLog)) {
     for (const entry of summary.notable) {
@@ -131,6 +157,9 @@ export function serviceNotes(report) {
     }
   }
   for (const [kind, s] of Object.entries(report.goGin.stores ?? {})) {
+    if (s.log?.cutOff) {
+      notes.push(`Go/Gin (${storeLabel(kind)}): ${s.log.cutOff} answer(s) cut off by wrk closing its connections at the end of a run (gin's broken-pipe report)`);
+    }
     if (s.log?.notable) {
       notes.push(`Go/Gin (${storeLabel(kind)}) log: ${s.log.notable} line(s) besides its start, e.g. ${s.log.examples[0]}`);
     }

@@ -13,7 +13,7 @@ export function renderConsole(report, stores) {
     '',
     ...report.modes.flatMap((mode) => [`${mode.label}:`, textTable(...resultTable(mode)), '', textTable(...rssTable(mode)), '']),
     ...goGinSkips(report),
-    `GET /books at ${LARGE_BOOKS.toLocaleString('en-US')} books (${settings.connections} connections, pinned as the first half):`,
+    `GET /books at ${LARGE_BOOKS.toLocaleString('en-US')} books (${settings.connections} connections, pinned as the first half), service and Go/Gin:`,
     textTable(...tables.large),
     '',
     textTable(...tables.startup),
