@@ -6,8 +6,15 @@
 //
 // Nothing is cached across groups: a group is formed by DataLoader (no cache) like the store's
 // shared queries (src/store/batched-book-store.ts), so its first query is sent after every
-// request in it arrived, and each page after that later still: every request sees every write
+// request in it arrived (the requests of one turn, or, while a group's first page is being
+// read, every request that arrives meanwhile), and each page after that later still: every request sees every write
 // acknowledged before it arrived.
+//
+// The bytes of a piece are also reused by a later group when its own query read exactly the
+// same text for that place in the list (RecentBytes): the answer is still the one its query
+// read, only the Buffer is not made again. Under a steady read load that is every group, so
+// no Buffer is allocated per group and the memory of dead ones does not pile up outside the
+// JavaScript heap.
 //
 // Memory: a group holds at most MAX_SHARED_BYTES of its pages. A client that falls further
 // behind than that (a slow reader) goes on alone from the last book it was sent, with queries
@@ -40,14 +47,30 @@ export class SharedListAnswers {
   /** How many answers were serialized: one per group of list requests that arrived together. */
   serialized = 0;
   private readonly groups: DataLoader<true, ListAnswer>;
+  private readonly recent = new RecentBytes();
+  /** The first page of the last group, while it is being read. */
+  private building: Promise<ListAnswer> | undefined;
 
   constructor(private readonly store: BookStore) {
     this.groups = new DataLoader(
       async (keys: readonly true[]) => {
-        const answer = await this.build().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error), { cause: error })));
+        const building = this.build();
+        this.building = building;
+        const answer = await building.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error), { cause: error })));
+        if (this.building === building) this.building = undefined;
         return keys.map(() => answer);
       },
-      { cache: false },
+      {
+        cache: false,
+        // While a group's first page is being read, the requests that arrive form the next
+        // group, whose query is sent when that read is done (after they all arrived): under
+        // load, groups grow instead of queries piling up. Otherwise, as DataLoader does: once
+        // the turn's promise jobs are done.
+        batchScheduleFn: (dispatch) => {
+          if (this.building) void this.building.then(dispatch, dispatch);
+          else void Promise.resolve().then(() => process.nextTick(dispatch));
+        },
+      },
     );
   }
 
@@ -59,8 +82,9 @@ export class SharedListAnswers {
   private async build(): Promise<ListAnswer> {
     this.serialized += 1;
     const first = await this.store.listPageJson(0n, LIST_PAGE_SIZE);
-    if (first.count < LIST_PAGE_SIZE) return { kind: 'whole', body: Buffer.from(PREFIX + first.json + ']}') };
-    return { kind: 'streamed', list: new SharedList(this.store, Buffer.from(PREFIX + first.json), first.lastId) };
+    if (first.count < LIST_PAGE_SIZE) return { kind: 'whole', body: this.recent.bytesOf('whole', first.json, PREFIX, ']}') };
+    const head = this.recent.bytesOf('head', first.json, PREFIX, '');
+    return { kind: 'streamed', list: new SharedList(this.store, this.recent, head, first.lastId) };
   }
 }
 
@@ -78,6 +102,7 @@ export class SharedList {
 
   constructor(
     private readonly store: BookStore,
+    private readonly recent: RecentBytes,
     head: Buffer,
     firstLastId: bigint | undefined,
   ) {
@@ -92,7 +117,7 @@ export class SharedList {
     for (;;) {
       if (index < this.dropped) {
         // Too far behind: the pieces it needs are let go; the rest of its list is its own.
-        yield* alone(this.store, lastId);
+        yield* alone(this.store, this.recent, lastId);
         return;
       }
       const piece = this.pieces[index - this.dropped];
@@ -120,7 +145,7 @@ export class SharedList {
     const after = this.pieces.at(-1)!.lastId!;
     try {
       const page = await this.store.listPageJson(after, LIST_PAGE_SIZE);
-      if (page.count > 0) this.add({ bytes: Buffer.from(SEPARATOR + page.json), lastId: page.lastId });
+      if (page.count > 0) this.add({ bytes: this.recent.bytesOf(`after ${after}`, page.json, SEPARATOR, ''), lastId: page.lastId });
       if (page.count < LIST_PAGE_SIZE || page.lastId === undefined) this.add({ bytes: SUFFIX, lastId: undefined });
     } catch (error) {
       // Every client waiting for this page or one after it aborts its response (as a stream would).
@@ -143,15 +168,41 @@ export class SharedList {
  * The rest of a list for one client alone, after the book `lastId` it was sent last (or the
  * whole list, if it was sent nothing yet).
  */
-async function* alone(store: BookStore, lastId: bigint | undefined): AsyncGenerator<Buffer> {
+async function* alone(store: BookStore, recent: RecentBytes, lastId: bigint | undefined): AsyncGenerator<Buffer> {
   let after = lastId ?? 0n;
   let separator = lastId === undefined ? PREFIX : SEPARATOR;
   for (;;) {
     const page = await store.listPageJson(after, LIST_PAGE_SIZE);
-    if (page.count > 0 || separator === PREFIX) yield Buffer.from(separator + page.json);
+    if (separator === PREFIX) yield recent.bytesOf(page.count < LIST_PAGE_SIZE ? 'head-short' : 'head', page.json, PREFIX, '');
+    else if (page.count > 0) yield recent.bytesOf(`after ${after}`, page.json, SEPARATOR, '');
     separator = SEPARATOR;
     if (page.count < LIST_PAGE_SIZE || page.lastId === undefined) break;
     after = page.lastId;
   }
   yield SUFFIX;
+}
+
+/**
+ * The bytes of the pieces read last, by their place in the list: a piece whose query read the
+ * same text as the last one read for its place gets the same Buffer. At most MAX_SHARED_BYTES
+ * of them are kept (the places first read); a piece beyond that is made anew every time.
+ */
+class RecentBytes {
+  private readonly byPlace = new Map<string, { json: string; bytes: Buffer }>();
+  private held = 0;
+
+  bytesOf(place: string, json: string, before: string, after: string): Buffer {
+    const known = this.byPlace.get(place);
+    if (known?.json === json) return known.bytes;
+    const bytes = Buffer.from(before + json + after);
+    if (known) {
+      this.byPlace.delete(place);
+      this.held -= known.bytes.length;
+    }
+    if (this.held + bytes.length <= MAX_SHARED_BYTES) {
+      this.byPlace.set(place, { json, bytes });
+      this.held += bytes.length;
+    }
+    return bytes;
+  }
 }
