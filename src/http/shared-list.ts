@@ -74,7 +74,7 @@ export class SharedListAnswers {
     );
   }
 
-  /** The answer for a list request: shared with the list requests that arrived in the same turn. */
+  /** The answer for a list request: shared with the list requests that arrived together (its group). */
   answer(): Promise<ListAnswer> {
     return this.groups.load(true);
   }
