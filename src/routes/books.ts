@@ -13,10 +13,9 @@ import { Messages, envelope, envelopeJson, errorEnvelope } from '../http/envelop
 import { idempotencyKeyOf, keyedRequest, sendAnswer } from '../http/idempotency.js';
 import { BookIdParams, BookResponses, CreateBookBody, UpdateBookBody, type UpdateBookBody as UpdateBody } from '../schemas/book.js';
 import { refTo } from '../schemas/common.js';
-import { KeyTakenOverError, type BookPage, type BookStore, type KeyedWrite, type StoredAnswer } from '../store/book-store.js';
+import { KeyTakenOverError, type KeyedWrite, type StoredAnswer } from '../store/book-store.js';
 
-/** Rows per store query when listing; also the size above which the list is streamed. */
-export const LIST_PAGE_SIZE = 1000;
+export { LIST_PAGE_SIZE } from '../http/shared-list.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,7 +27,7 @@ declare module 'fastify' {
 }
 
 const bookRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store, requireToken } = app;
+  const { store, requireToken, bookLists } = app;
   app.decorateRequest('existingBook', undefined);
   app.decorateRequest('idempotencyKey', undefined);
 
@@ -128,12 +127,13 @@ const bookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     bookOperation('listBooks', 'List every book, ordered by id', { response: BookResponses.list }),
     async (_request, reply) => {
       // The store writes each book's JSON (BookStore.listPageJson); the envelope around it is
-      // the one the response schema describes.
-      const firstPage = await store.listPageJson(0n, LIST_PAGE_SIZE);
+      // the one the response schema describes. The requests that arrive together share one
+      // answer: the same bytes (src/http/shared-list.ts).
+      const answer = await bookLists.answer();
       reply.code(200);
-      if (firstPage.count < LIST_PAGE_SIZE) return sendPreSerializedJson(reply, LIST_PREFIX + firstPage.json + LIST_SUFFIX);
+      if (answer.kind === 'whole') return sendPreSerializedJson(reply, answer.body);
       // A large collection is streamed page by page, so memory stays bounded whatever its size.
-      return sendPreSerializedJson(reply, Readable.from(streamBookList(store, firstPage)));
+      return sendPreSerializedJson(reply, Readable.from(answer.list.chunks()));
     },
   );
 
@@ -248,35 +248,13 @@ function pickChanges(body: UpdateBody): Partial<BookFields> {
 }
 
 /**
- * Sends JSON text that is already written, as it is: Fastify sends a string or a stream with a
+ * Sends JSON that is already written, as it is: Fastify sends a Buffer or a stream with a
  * JSON Content-Type without running the route's response serializer. So the response schema
- * only documents this body, and nothing here checks the text against it: it must be what the
- * serializer would write, the envelope below around each book exactly as bookJson()
+ * only documents this body, and nothing here checks the bytes against it: they must be what the
+ * serializer would write, the envelope (src/http/shared-list.ts) around each book exactly as bookJson()
  * (src/books/book.ts) writes it. That is BookStore.listPageJson's promise, which
  * test/stores/book-definition.test.ts checks for every store.
  */
-function sendPreSerializedJson(reply: FastifyReply, json: string | Readable): FastifyReply {
+function sendPreSerializedJson(reply: FastifyReply, json: Buffer | Readable): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
-}
-
-const LIST_PREFIX = `{"status":200,"message":${JSON.stringify(Messages.booksRetrieved)},"data":[`;
-const LIST_SUFFIX = ']}';
-
-/**
- * The list envelope as a stream of JSON text, one store page at a time. A store failure
- * mid-stream aborts the response (the status line has gone out already).
- */
-async function* streamBookList(store: BookStore, firstPage: BookPage): AsyncGenerator<string> {
-  yield LIST_PREFIX;
-  let page = firstPage;
-  let separator = '';
-  for (;;) {
-    if (page.count > 0) {
-      yield separator + page.json;
-      separator = ',';
-    }
-    if (page.count < LIST_PAGE_SIZE || page.lastId === undefined) break;
-    page = await store.listPageJson(page.lastId, LIST_PAGE_SIZE);
-  }
-  yield LIST_SUFFIX;
 }

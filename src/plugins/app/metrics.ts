@@ -1,10 +1,11 @@
 // Prometheus metrics: requests by method, route pattern and status, their duration (an
-// onResponse hook), the store's pool usage, the database node in use and the default process
-// metrics, in a registry of this app's own (`app.metrics`, served by src/routes/metrics.ts).
+// onResponse hook), the store's pool usage, the database node in use, how many GET /books
+// answers were serialized (src/http/shared-list.ts) and the default process metrics, in a registry of this app's own (`app.metrics`, served by src/routes/metrics.ts).
 // METRICS=false: none of it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { SharedListAnswers } from '../../http/shared-list.js';
 import type { BookStore } from '../../store/book-store.js';
 
 export interface Metrics {
@@ -20,7 +21,7 @@ declare module 'fastify' {
   }
 }
 
-function createMetrics(store: BookStore): Metrics {
+function createMetrics(store: BookStore, bookLists: SharedListAnswers): Metrics {
   // A registry per app, so several apps in one process (tests) do not share counters.
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -48,6 +49,16 @@ function createMetrics(store: BookStore): Metrics {
   storeGauge(registry, 'book_store_node_in_use', 'Database hosts DB_URL lists: 1 for the one in use, 0 for the others', 'node', () => {
     const use = store.nodeUse();
     return use ? use.nodes.map((node) => [node, node === use.inUse ? 1 : 0]) : [];
+  });
+  let listsCounted = 0;
+  new Counter({
+    name: 'book_list_answers_serialized_total',
+    help: 'GET /books answers serialized: one per group of list requests that arrived together (they share its bytes)',
+    registers: [registry],
+    collect() {
+      this.inc(bookLists.serialized - listsCounted);
+      listsCounted = bookLists.serialized;
+    },
   });
 
   return {
@@ -77,7 +88,7 @@ function storeGauge(registry: Registry, name: string, help: string, label: strin
 
 export default fp<{ enabled: boolean }>(
   async function metricsPlugin(app, { enabled }) {
-    const metrics = enabled ? createMetrics(app.store) : undefined;
+    const metrics = enabled ? createMetrics(app.store, app.bookLists) : undefined;
     app.decorate('metrics', metrics);
     if (metrics) {
       app.addHook('onResponse', (request, reply, next) => {

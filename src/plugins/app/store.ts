@@ -1,17 +1,21 @@
-// The store, for the routes and the metrics: `app.store`. Opening and closing it is the
-// caller's (src/server.ts): the app only uses it.
+// The store, for the routes and the metrics: `app.store`, and `app.bookLists`, the GET /books
+// answers made from it (shared by the requests that arrive together). Opening and closing the
+// store is the caller's (src/server.ts): the app only uses it.
 import fp from 'fastify-plugin';
+import { SharedListAnswers } from '../../http/shared-list.js';
 import type { BookStore } from '../../store/book-store.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     store: BookStore;
+    bookLists: SharedListAnswers;
   }
 }
 
 export default fp<{ store: BookStore }>(
   async function storePlugin(app, { store }) {
     app.decorate('store', store);
+    app.decorate('bookLists', new SharedListAnswers(store));
   },
   { name: 'store' },
 );

@@ -1,0 +1,208 @@
+// GET /books answers shared by the requests that arrive together: the answer is serialized
+// once, into Buffers, and every request of the group is sent those same bytes. A list shorter
+// than one store page is one Buffer (sent with Content-Length); a longer one is streamed to
+// each client (chunked) from one shared list of page Buffers, read from the store page by
+// page as the fastest of its clients needs the next one.
+//
+// Nothing is cached across groups: a group is formed by DataLoader (no cache) like the store's
+// shared queries (src/store/batched-book-store.ts), so its first query is sent after every
+// request in it arrived (the requests of one turn, or, while a group's first page is being
+// read, every request that arrives meanwhile), and each page after that later still: every request sees every write
+// acknowledged before it arrived.
+//
+// The bytes of a piece are also reused by a later group when its own query read exactly the
+// same text for that place in the list (RecentBytes): the answer is still the one its query
+// read, only the Buffer is not made again. Under a steady read load that is every group, so
+// no Buffer is allocated per group and the memory of dead ones does not pile up outside the
+// JavaScript heap.
+//
+// Memory: a group holds at most MAX_SHARED_BYTES of its pages. A client that falls further
+// behind than that (a slow reader) goes on alone from the last book it was sent, with queries
+// of its own (sent later, so they see every write acknowledged before it arrived too); the
+// others are never held back by it.
+import DataLoader from 'dataloader';
+import type { BookStore } from '../store/book-store.js';
+import { Messages } from './envelope.js';
+
+/** Rows per store query when listing; also the size from which the list is streamed. */
+export const LIST_PAGE_SIZE = 1000;
+
+/** Most bytes of pages one group keeps for its clients that are behind the fastest. */
+export const MAX_SHARED_BYTES = 8 * 1024 * 1024;
+
+const PREFIX = `{"status":200,"message":${JSON.stringify(Messages.booksRetrieved)},"data":[`;
+const SUFFIX = Buffer.from(']}');
+const SEPARATOR = ',';
+
+/** One group's answer: the whole body (a short list), or the pages to stream. */
+export type ListAnswer = { kind: 'whole'; body: Buffer } | { kind: 'streamed'; list: SharedList };
+
+/** One piece of a streamed list, with the id of the last book it holds (where the next page starts). */
+interface Piece {
+  bytes: Buffer;
+  lastId: bigint | undefined;
+}
+
+export class SharedListAnswers {
+  /** How many answers were serialized: one per group of list requests that arrived together. */
+  serialized = 0;
+  private readonly groups: DataLoader<true, ListAnswer>;
+  private readonly recent = new RecentBytes();
+  /** The first page of the last group, while it is being read. */
+  private building: Promise<ListAnswer> | undefined;
+
+  constructor(private readonly store: BookStore) {
+    this.groups = new DataLoader(
+      async (keys: readonly true[]) => {
+        const building = this.build();
+        this.building = building;
+        const answer = await building.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error), { cause: error })));
+        if (this.building === building) this.building = undefined;
+        return keys.map(() => answer);
+      },
+      {
+        cache: false,
+        // While a group's first page is being read, the requests that arrive form the next
+        // group, whose query is sent when that read is done (after they all arrived): under
+        // load, groups grow instead of queries piling up. Otherwise, as DataLoader does: once
+        // the turn's promise jobs are done.
+        batchScheduleFn: (dispatch) => {
+          if (this.building) void this.building.then(dispatch, dispatch);
+          else void Promise.resolve().then(() => process.nextTick(dispatch));
+        },
+      },
+    );
+  }
+
+  /** The answer for a list request: shared with the list requests that arrived together (its group). */
+  answer(): Promise<ListAnswer> {
+    return this.groups.load(true);
+  }
+
+  private async build(): Promise<ListAnswer> {
+    this.serialized += 1;
+    const first = await this.store.listPageJson(0n, LIST_PAGE_SIZE);
+    if (first.count < LIST_PAGE_SIZE) return { kind: 'whole', body: this.recent.bytesOf('whole', first.json, PREFIX, ']}') };
+    const head = this.recent.bytesOf('head', first.json, PREFIX, '');
+    return { kind: 'streamed', list: new SharedList(this.store, this.recent, head, first.lastId) };
+  }
+}
+
+/**
+ * A streamed list's pieces, read from the store once for every client of the group: the
+ * envelope's head with the first page, each further page (a comma, then its books), the tail.
+ */
+export class SharedList {
+  /** The pieces still held; `pieces[0]` is piece number `dropped`. */
+  private readonly pieces: Piece[] = [];
+  private dropped = 0;
+  private heldBytes = 0;
+  private reading: Promise<void> | undefined;
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly store: BookStore,
+    private readonly recent: RecentBytes,
+    head: Buffer,
+    firstLastId: bigint | undefined,
+  ) {
+    this.add({ bytes: head, lastId: firstLastId });
+    if (firstLastId === undefined) this.add({ bytes: SUFFIX, lastId: undefined });
+  }
+
+  /** One client's copy of the stream: the shared Buffers themselves, in order. */
+  async *chunks(): AsyncGenerator<Buffer> {
+    let index = 0;
+    let lastId: bigint | undefined;
+    for (;;) {
+      if (index < this.dropped) {
+        // Too far behind: the pieces it needs are let go; the rest of its list is its own.
+        yield* alone(this.store, this.recent, lastId);
+        return;
+      }
+      const piece = this.pieces[index - this.dropped];
+      if (piece) {
+        index += 1;
+        yield piece.bytes;
+        if (piece.bytes === SUFFIX) return;
+        lastId = piece.lastId;
+        continue;
+      }
+      if (this.failure) throw this.failure;
+      await this.readNext();
+    }
+  }
+
+  /** The next page, read once however many clients wait for it. */
+  private readNext(): Promise<void> {
+    this.reading ??= this.readPage().finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  private async readPage(): Promise<void> {
+    const after = this.pieces.at(-1)!.lastId!;
+    try {
+      const page = await this.store.listPageJson(after, LIST_PAGE_SIZE);
+      if (page.count > 0) this.add({ bytes: this.recent.bytesOf(`after ${after}`, page.json, SEPARATOR, ''), lastId: page.lastId });
+      if (page.count < LIST_PAGE_SIZE || page.lastId === undefined) this.add({ bytes: SUFFIX, lastId: undefined });
+    } catch (error) {
+      // Every client waiting for this page or one after it aborts its response (as a stream would).
+      this.failure = error instanceof Error ? error : new Error(String(error), { cause: error });
+    }
+  }
+
+  private add(piece: Piece): void {
+    this.pieces.push(piece);
+    this.heldBytes += piece.bytes.length;
+    // Keep the newest piece whatever its size: the next page starts after it.
+    while (this.heldBytes > MAX_SHARED_BYTES && this.pieces.length > 1) {
+      this.heldBytes -= this.pieces.shift()!.bytes.length;
+      this.dropped += 1;
+    }
+  }
+}
+
+/**
+ * The rest of a list for one client alone, after the book `lastId` it was sent last (or the
+ * whole list, if it was sent nothing yet).
+ */
+async function* alone(store: BookStore, recent: RecentBytes, lastId: bigint | undefined): AsyncGenerator<Buffer> {
+  let after = lastId ?? 0n;
+  let separator = lastId === undefined ? PREFIX : SEPARATOR;
+  for (;;) {
+    const page = await store.listPageJson(after, LIST_PAGE_SIZE);
+    if (separator === PREFIX) yield recent.bytesOf(page.count < LIST_PAGE_SIZE ? 'head-short' : 'head', page.json, PREFIX, '');
+    else if (page.count > 0) yield recent.bytesOf(`after ${after}`, page.json, SEPARATOR, '');
+    separator = SEPARATOR;
+    if (page.count < LIST_PAGE_SIZE || page.lastId === undefined) break;
+    after = page.lastId;
+  }
+  yield SUFFIX;
+}
+
+/**
+ * The bytes of the pieces read last, by their place in the list: a piece whose query read the
+ * same text as the last one read for its place gets the same Buffer. At most MAX_SHARED_BYTES
+ * of them are kept (the places first read); a piece beyond that is made anew every time.
+ */
+class RecentBytes {
+  private readonly byPlace = new Map<string, { json: string; bytes: Buffer }>();
+  private held = 0;
+
+  bytesOf(place: string, json: string, before: string, after: string): Buffer {
+    const known = this.byPlace.get(place);
+    if (known?.json === json) return known.bytes;
+    const bytes = Buffer.from(before + json + after);
+    if (known) {
+      this.byPlace.delete(place);
+      this.held -= known.bytes.length;
+    }
+    if (this.held + bytes.length <= MAX_SHARED_BYTES) {
+      this.byPlace.set(place, { json, bytes });
+      this.held += bytes.length;
+    }
+    return bytes;
+  }
+}
