@@ -62,9 +62,12 @@ export function createLoginLimiter(limit: number, windowMs = WINDOW_MS): LocalLo
     return window && window.failures >= limit ? window.startedAt + windowMs : 0;
   }
 
-  function retryAfterSeconds(address: string, now = Date.now()): RetryAfter {
-    const until = limitedUntil(address, now);
-    return until === 0 ? 0 : secondsUntil(until, now);
+  function retryAfterSeconds(address: string, now?: number): RetryAfter {
+    // No failure counted (the common case): nothing to look up, no clock to read.
+    if (windows.size === 0) return 0;
+    const at = now ?? Date.now();
+    const until = limitedUntil(address, at);
+    return until === 0 ? 0 : secondsUntil(until, at);
   }
 
   return {

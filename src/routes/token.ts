@@ -27,6 +27,27 @@ const tokenRoute: FastifyPluginAsyncTypebox = async (app) => {
     else retryAfter.then(answer, done);
   }
 
+  /** Sends the login's answer (void: a handler that returned the reply would have it sent again). */
+  function answerLogin(request: FastifyRequest, reply: FastifyReply, correct: boolean, retryAfter: RetryAfter): void {
+    if (retryAfter !== 0) {
+      refuse(reply, retryAfter);
+      return;
+    }
+    if (!correct) {
+      reply.code(401).send(errorEnvelope(401, Messages.invalidCredentials));
+      return;
+    }
+    let token: string;
+    try {
+      token = tokens.issue();
+    } catch (error) {
+      request.log.error({ err: error }, 'token signing failed');
+      reply.code(500).send(errorEnvelope(500, Messages.tokenSigningFailed));
+      return;
+    }
+    reply.code(200).send(envelope(200, Messages.tokenGenerated, { token }));
+  }
+
   app.post(
     '/token',
     {
@@ -40,23 +61,18 @@ const tokenRoute: FastifyPluginAsyncTypebox = async (app) => {
         response: TokenResponses,
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const { username, password } = request.body;
       const correct = credentials.matches(username, password);
       // One atomic step at the authority decides: a wrong password is counted and learns its
-      // place; a correct one only asks (it takes no slot). In one process both are synchronous.
+      // place; a correct one only asks (it takes no slot). In one process both are synchronous,
+      // and the answer is sent in this call, without a promise.
       const decision = correct ? loginLimiter.retryAfterSeconds(request.ip) : loginLimiter.countFailure(request.ip);
-      const retryAfter = typeof decision === 'number' ? decision : await decision;
-      if (retryAfter !== 0) return refuse(reply, retryAfter);
-      if (!correct) return reply.code(401).send(errorEnvelope(401, Messages.invalidCredentials));
-      let token: string;
-      try {
-        token = tokens.issue();
-      } catch (error) {
-        request.log.error({ err: error }, 'token signing failed');
-        return reply.code(500).send(errorEnvelope(500, Messages.tokenSigningFailed));
+      if (typeof decision === 'number') {
+        answerLogin(request, reply, correct, decision);
+        return;
       }
-      return reply.code(200).send(envelope(200, Messages.tokenGenerated, { token }));
+      return decision.then((retryAfter) => answerLogin(request, reply, correct, retryAfter));
     },
   );
 };

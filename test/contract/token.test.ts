@@ -73,6 +73,32 @@ forEachStore((kind) => {
       expect(response.body).toEqual({ status: 400, message: 'Invalid request payload', data: null });
     });
 
+    // Correct credentials beside the key: only the key can make these a 400 (the login body
+    // allows other fields), written plainly and as escapes, which decode to the same key.
+    it.each([
+      ['__proto__', '"__proto__":{"isAdmin":true}'],
+      ['escaped __proto__', '"\\u005f\\u005fproto__":{"isAdmin":true}'],
+      ['partly escaped __proto__', '"__pr\\u006fto__":{"isAdmin":true}'],
+      ['constructor.prototype', '"constructor":{"prototype":{"isAdmin":true}}'],
+      ['escaped constructor.prototype', '"constructo\\u0072":{"prototyp\\u0065":{"isAdmin":true}}'],
+      ['nested __proto__', '"extra":[{"a":{"__proto__":{"isAdmin":true}}}]'],
+    ])('correct credentials with a %s key → 400 "Invalid request payload"', async (_name, member) => {
+      const response = await service.client.request('POST', '/token', {
+        body: `{"username":${JSON.stringify(TEST_USERNAME)},"password":${JSON.stringify(TEST_PASSWORD)},${member}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ status: 400, message: 'Invalid request payload', data: null });
+    });
+
+    it('a key that only resembles them is an ordinary field: correct credentials → 200', async () => {
+      const response = await service.client.request('POST', '/token', {
+        body: `{"username":${JSON.stringify(TEST_USERNAME)},"password":${JSON.stringify(TEST_PASSWORD)},"constructor":{"name":"x"},"proto":1}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status).toBe(200);
+    });
+
     it('a body without Content-Type is still parsed as JSON', async () => {
       const response = await fetch(`${service.current.baseUrl}/token`, {
         method: 'POST',
