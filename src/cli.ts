@@ -37,6 +37,7 @@ Configuration comes from the environment and from .env in the working directory
   WEB_UI              true       serve the web page at / (false: / is 404 as any unknown path)
   WORKERS             1          processes sharing the port
   HTTP_MACHINERY      on         the Node HTTP layer's parts: on, off, or the parts to keep on
+  HEAP_SIZING         true       size V8's heap for a small service (false: V8's own sizing)
 See README.md and .env.example.
 `;
 

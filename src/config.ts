@@ -44,6 +44,8 @@ export interface Config {
   store: StoreSettings;
   logLevel: string;
   workers: number;
+  /** Size V8's heap for a small service (src/runtime/heap-sizing.ts). */
+  heapSizing: boolean;
   /** Startup warnings (weak secret, default credentials), logged once the logger exists. */
   warnings: string[];
 }
@@ -137,6 +139,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
     },
     logLevel,
     workers: integer(env, 'WORKERS', 1, 1, 1024),
+    heapSizing: boolean(env, 'HEAP_SIZING', true),
     warnings,
   };
   return Object.freeze(config);

@@ -4,6 +4,7 @@ import cluster from 'node:cluster';
 import { createClusterLoginLimiter } from '../auth/cluster-login-limiter.js';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
+import { nodeFlagsOf, sizeHeap } from '../runtime/heap-sizing.js';
 import { SHUTDOWN_GRACE_MS, startServer } from '../server.js';
 import { VERSION } from '../version.js';
 import { STOP_MESSAGE, onStopSignals } from './stop-signals.js';
@@ -11,6 +12,8 @@ import { superviseWorkers } from './supervise.js';
 
 export async function serve() {
   const config = loadConfig(process.env, process.cwd());
+  // Before the app is built: building it is when the heap first grows.
+  const heapSizing = sizeHeap(config.heapSizing, nodeFlagsOf(process.execArgv, process.env));
   const logger = createLogger(config.logLevel);
   if (cluster.isPrimary) for (const warning of config.warnings) logger.warn(warning);
   if (cluster.isPrimary && config.workers > 1) return superviseWorkers(config, logger);
@@ -19,6 +22,7 @@ export async function serve() {
   const sharedByPrimary = cluster.isWorker && config.auth.loginLimitStore.kind === 'memory';
   const loginLimiter = sharedByPrimary ? await createClusterLoginLimiter(config.auth.loginRateLimit) : undefined;
   const server = await startServer(config, logger, { loginLimiter });
+  heapSizing.watch();
   logger.info({ store: config.store.target.kind, url: config.store.description, version: VERSION }, 'book service ready');
 
   const exit = (code: number) => {

@@ -6,6 +6,13 @@ import { parseHttpMachinery } from '../../src/config.js';
 /** Which parts of the layer the services under test run with. */
 export const machinery = parseHttpMachinery(process.env.HTTP_MACHINERY);
 
+/**
+ * HEAP_SIZING (src/runtime/heap-sizing.ts), the other switch of what reaches below a public API,
+ * for the services the tests start as child processes (`HEAP_SIZING=false npm test`).
+ */
+export const heapSizingEnv: Record<string, string> = process.env.HEAP_SIZING ? { HEAP_SIZING: process.env.HEAP_SIZING } : {};
+export const heapSizingOn = !/^(false|0|no|off)$/i.test(process.env.HEAP_SIZING?.trim() ?? '');
+
 /** HTTP_MACHINERY for a service the tests start, in process or as a child (empty: the default, on). */
 export const machineryEnv: Record<string, string> =
   process.env.HTTP_MACHINERY ? { HTTP_MACHINERY: process.env.HTTP_MACHINERY } : {};
