@@ -3,7 +3,7 @@
 // bundled by esbuild into dist/main.js, with one more file per store module (loaded only when
 // DB_URL picks that store) and the chunks they share. One file instead of about 900 modules
 // is what makes the service start fast and small: Node resolves, reads and compiles one file,
-// and V8 keeps one script (docs/benchmarks-changes.md, "One bundle instead of 900 modules").
+// and V8 keeps one script (docs/benchmarks-changes.md, "Footprint: one bundle, and the heap sized").
 // Type checking is `npm run typecheck` (tsc), not part of this step.
 //
 // Left out of the bundle, loaded from node_modules as they are: native addons and what loads
