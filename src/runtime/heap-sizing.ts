@@ -24,9 +24,13 @@ export const YOUNG_GENERATION_CAP_BYTES = 4 * 1024 * 1024;
 /** The old generation may grow to what is live plus this share before it is collected. */
 export const OLD_GENERATION_GROWING_PERCENT = 25;
 
-/** Flags with which the operator sized the heap; any of them leaves that part to V8. */
+/**
+ * Flags with which the operator sized a generation themselves; each leaves that half alone. A
+ * ceiling (`--max-old-space-size`, which the supervisor also gives workers) is a limit, not a
+ * growth rate: it stays as given, and the old generation's growth is still set.
+ */
 const YOUNG_FLAGS = /--(max|min)[-_]semi[-_]space[-_]size|--semi[-_]space[-_]growth[-_]factor|--max[-_]heap[-_]size/;
-const OLD_FLAGS = /--max[-_]old[-_]space[-_]size|--heap[-_]growing[-_]percent|--max[-_]heap[-_]size/;
+const OLD_FLAGS = /--heap[-_]growing[-_]percent/;
 
 export interface HeapSizing {
   /** What this process set: the young generation's cap, the old generation's growth, neither. */
