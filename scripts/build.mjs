@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The service's build (package.json "build", "prestart", the tests' global setup): src/main.ts
 // bundled by esbuild into dist/main.js, with one more file per store module (loaded only when
-// DB_URL picks that store) and the chunks they share. One file instead of about 900 modules
+// DB_URL picks that store) and the chunks they share; then the routes' validators and
+// serializers generated into dist/compiled-schemas.cjs (scripts/precompile-schemas.ts). One file instead of about 900 modules
 // is what makes the service start fast and small: Node resolves, reads and compiles one file,
 // and V8 keeps one script (docs/benchmarks-changes.md, "Footprint: one bundle, and the heap sized").
 // Type checking is `npm run typecheck` (tsc), not part of this step.
@@ -13,6 +14,7 @@
 // A file is written only when it changed, and dist/'s other .js files from an earlier build
 // are removed: an up-to-date build stays untouched (the npm start test checks it).
 import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,3 +74,7 @@ if (changed > 0) {
   const main = result.outputFiles.find((file) => basename(file.path) === 'main.js');
   console.log(`build: ${relative(ROOT, main.path)} and ${result.outputFiles.length - 1} more file(s) in dist/ (${changed} written)`);
 }
+
+// The routes' validators and serializers, generated now instead of compiled at every start
+// (src/schemas/precompiled.ts): the app built once from the sources, run by tsx.
+execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'precompile-schemas.ts')], { cwd: ROOT, stdio: 'inherit' });

@@ -1,17 +1,17 @@
 // src/logger.ts on stdout: lines of one event-loop turn are written together at the end of the
 // turn, so nothing waits for a timer and nothing is lost when the process exits right after
-// logging. Runs the built module (test/global-setup.ts compiles it) in a child process,
-// because the batching only applies to the real stdout.
+// logging. Runs the module from the sources (through tsx) in a child process, because the
+// batching only applies to the real stdout.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const LOGGER_JS = fileURLToPath(new URL('../../dist/logger.js', import.meta.url));
+const LOGGER_TS = fileURLToPath(new URL('../../src/logger.ts', import.meta.url));
 
 /** Runs `body` with `logger` in scope in a fresh Node process; calls `onLine` for each stdout line as it arrives. */
 function runWithLogger(body: string, onLine: (line: Record<string, unknown>) => void = () => undefined) {
-  const script = `import { createLogger } from ${JSON.stringify(LOGGER_JS)};\nconst logger = createLogger('info');\n${body}`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const script = `import { createLogger } from ${JSON.stringify(LOGGER_TS)};\nconst logger = createLogger('info');\n${body}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines: Record<string, unknown>[] = [];
   let partial = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
