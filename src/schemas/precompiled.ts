@@ -63,7 +63,9 @@ export interface GeneratedCode {
 export function recordingCompilers(code: GeneratedCode): CompilersFactory {
   return {
     buildValidator: recording(code.validators, (store) => StandaloneValidator({ readMode: false, storeFunction: store })) as unknown as ValidatorFactory,
-    buildSerializer: recording(code.serializers, (store) => StandaloneSerializer({ readMode: false, storeFunction: store })) as unknown as SerializerFactory,
+    // Validators inlined: a response schema with anyOf (the 401s) otherwise makes the serializer
+    // load Ajv and compile it at startup, which is what this module saves.
+    buildSerializer: recording(code.serializers, (store) => StandaloneSerializer({ readMode: false, storeFunction: store }), { inlineValidators: true }) as unknown as SerializerFactory,
   };
 }
 
@@ -71,13 +73,13 @@ type Store = (route: CompileRoute, source: string) => void;
 type Factory = (externalSchemas: unknown, options: unknown) => (route: CompileRoute) => unknown;
 
 /** A standalone (write mode) factory whose code is filed under `compiledKey`. */
-function recording(sources: Map<string, string>, standalone: (store: Store) => unknown): Factory {
+function recording(sources: Map<string, string>, standalone: (store: Store) => unknown, generationOptions: object = {}): Factory {
   return (externalSchemas, options) => {
     const context = contextDigest(externalSchemas, options);
     const factory = standalone((route, source) => void sources.set(compiledKey(context, route), source)) as Factory;
     // A copy: the standalone factory adds its code-generation option to the object it is given,
     // and Fastify gives the same one to every plugin context's factory.
-    return factory(externalSchemas, { ...(options as object) });
+    return factory(externalSchemas, { ...(options as object), ...generationOptions });
   };
 }
 
