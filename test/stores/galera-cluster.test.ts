@@ -95,7 +95,10 @@ describeIf('galera-binaries')('the service on a 3-node MariaDB Galera cluster (p
     await cluster.query(0, 'create table t (id bigint auto_increment primary key, v int not null)', [], 'smoke');
     await cluster.query(0, 'insert into t (v) values (1)', [], 'smoke');
     await cluster.query(1, 'insert into t (v) values (2)', [], 'smoke');
-    const rows = await cluster.query<{ v: number }>(2, 'select v from t order by v', [], 'smoke');
+    // A causal read (as the service's connections make them): node 3 may not have applied the
+    // two writes yet when the second commit returns, and a plain read then sees none (seen on a
+    // loaded machine).
+    const rows = await cluster.query<{ v: number }>(2, 'set statement wsrep_sync_wait = 1 for select v from t order by v', [], 'smoke');
     expect(rows.map((row) => row.v)).toEqual([1, 2]);
     const [increment] = await cluster.query<{ value: number }>(2, 'select @@auto_increment_increment as value');
     expect(Number(increment?.value)).toBe(3);
