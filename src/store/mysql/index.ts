@@ -53,7 +53,7 @@ export const mysql: DatabaseModule<MysqlTarget> = {
     });
     /**
      * MariaDB ≥ 10.5: several books in one INSERT … RETURNING, each row with the id it got.
-     * One text per number of books (at most the batch size, MAX_BOOKS_PER_INSERT), compiled once.
+     * One text per number of books, compiled once.
      */
     const compileInsertMany = (count: number) =>
       db
@@ -61,12 +61,15 @@ export const mysql: DatabaseModule<MysqlTarget> = {
         .values(Array.from({ length: count }, () => ({ title: '', author: '', year: 0 })))
         .returning(VERSIONED_BOOK_COLUMNS)
         .compile();
-    const insertManyTexts = new Map<number, ReturnType<typeof compileInsertMany>>();
-    const insertMany = (count: number) => {
-      let query = insertManyTexts.get(count);
-      if (!query) insertManyTexts.set(count, (query = compileInsertMany(count)));
-      return query;
-    };
+    const insertMany = compiledPerCount(compileInsertMany);
+    // The read of several ids (selectByIds): one text per number of ids, compiled once.
+    const selectByIds = compiledPerCount((count) =>
+      db
+        .selectFrom('books')
+        .select(VERSIONED_BOOK_COLUMNS)
+        .where('id', 'in', Array.from({ length: count }, () => 0n))
+        .compile(),
+    );
     const insertBooksOn = (runOn: RunQuery) => async (books: readonly BookFields[]) => {
       // The node in use turned out to be one without RETURNING (a move to another host): refused
       // before anything is sent, so each book is written alone.
@@ -124,8 +127,7 @@ export const mysql: DatabaseModule<MysqlTarget> = {
       runWrite: run,
       runRead: run,
       // `in (?, …)` with one placeholder per id: mysql2 sends the text with the values, no statement is prepared.
-      selectByIds: async (ids) =>
-        (await run(db.selectFrom('books').select(VERSIONED_BOOK_COLUMNS).where('id', 'in', ids).compile())).rows.map(toVersionedBook),
+      selectByIds: async (ids) => (await run(bind(selectByIds(ids.length), ids))).rows.map(toVersionedBook),
       async selectPage(afterId, limit): Promise<BookPage> {
         const books: readonly BookRow[] = (await run(bind(page, [afterId, limit]))).rows;
         const last = books.at(-1);
@@ -151,3 +153,16 @@ export const mysql: DatabaseModule<MysqlTarget> = {
     };
   },
 };
+
+/**
+ * A query whose text depends only on how many values it takes (`in (?, …)`, `values (…), (…)`),
+ * compiled once per count: the batches are at most 64 (batched-book-store.ts), so at most 64 texts.
+ */
+function compiledPerCount<Query>(compile: (count: number) => Query): (count: number) => Query {
+  const texts = new Map<number, Query>();
+  return (count) => {
+    let query = texts.get(count);
+    if (query === undefined) texts.set(count, (query = compile(count)));
+    return query;
+  };
+}
