@@ -130,7 +130,8 @@ export interface BookStoreDriver extends BookOperations {
    * Claims the keys of several requests in one statement (committed at once): the requests
    * whose key this claimed (its owner's). The others are looked at one by one (claim, in
    * idempotency-keys.ts). Given where the database can say which rows an INSERT … ON CONFLICT
-   * DO NOTHING wrote (PostgreSQL's RETURNING), so that keyed writes arriving together share it.
+   * DO NOTHING wrote (PostgreSQL's RETURNING; MariaDB ≥ 10.5's INSERT IGNORE … RETURNING, present
+   * like insertBooks), so that keyed writes arriving together share it.
    */
   claimKeys?(requests: readonly KeyedRequest[]): Promise<KeyedRequest[]>;
   /**

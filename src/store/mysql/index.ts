@@ -1,6 +1,6 @@
 // The MySQL / MariaDB database module: a mysql2 pool; no UPDATE … RETURNING, so inserts read
 // the generated id and updates read the row back in their transaction; on MariaDB ≥ 10.5 the
-// creates that arrive together are one INSERT … RETURNING; list rows written as JSON by
+// creates (and Idempotency-Key claims) that arrive together are one INSERT … RETURNING; list rows written as JSON by
 // bookJson() (MySQL's JSON functions reorder keys).
 import { Kysely, MysqlDialect, sql, type CompiledQuery } from 'kysely';
 import { BOOK_COLUMNS, bookJson, type BookFields } from '../../books/book.js';
@@ -113,6 +113,22 @@ export const mysql: DatabaseModule<MysqlTarget> = {
         });
       });
     const insertBooks = insertBooksOn(run);
+    // MariaDB ≥ 10.5: several Idempotency-Keys claimed in one INSERT IGNORE … RETURNING, which
+    // returns only the rows it wrote (a key that exists already is left as it is, as by the
+    // claim of one key in idempotency-keys.ts).
+    const claimMany = compiledPerCount((count) =>
+      db
+        .insertInto('idempotency_keys')
+        .values(Array.from({ length: count }, () => ({ idempotency_key: '', fingerprint: '', owner: '', created_ms: NOW_MS })))
+        .ignore()
+        .returning('owner')
+        .compile(),
+    );
+    const claimKeys: NonNullable<BookStoreDriver['claimKeys']> = async (requests) => {
+      const parameters = requests.flatMap((request) => [request.key, request.fingerprint, request.owner]);
+      const owners = new Set((await run(bind(claimMany(requests.length), parameters))).rows.map((row) => row.owner));
+      return requests.filter((request) => owners.has(request.owner));
+    };
     const page = db.selectFrom('books').select(BOOK_COLUMNS).where('id', '>', 0n).orderBy('id', 'asc').limit(1).compile();
     return {
       db,
@@ -145,6 +161,10 @@ export const mysql: DatabaseModule<MysqlTarget> = {
        */
       get insertBooks() {
         return insertReturningInUse() ? insertBooks : undefined;
+      },
+      /** Likewise only on MariaDB ≥ 10.5: MySQL's INSERT IGNORE does not say which rows it wrote. */
+      get claimKeys() {
+        return insertReturningInUse() ? claimKeys : undefined;
       },
       poolStats: () => mysqlPoolStats(selector.poolInUse, options),
       nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
