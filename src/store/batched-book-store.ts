@@ -6,8 +6,9 @@
 //
 // The one place that asks which optional capabilities the driver has: GET /book/:id batched
 // where it reads several ids in one query (PostgreSQL, MySQL), POST /book where it inserts
-// several books in one statement (PostgreSQL), with or without an Idempotency-Key (their
-// keys claimed in one statement, then the books and their answers in one transaction);
+// several books in one statement (PostgreSQL, MariaDB ≥ 10.5), with or without an
+// Idempotency-Key (their keys claimed in one statement, then the books and their answers in
+// one transaction);
 // list pages on every store.
 import DataLoader from 'dataloader';
 import type { BookFields, VersionedBook } from '../books/book.js';

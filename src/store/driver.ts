@@ -112,9 +112,11 @@ export interface BookStoreDriver extends BookOperations {
   /**
    * Inserts several books in one statement (one transaction: all or none), each book as
    * written coming back, in any order. Given where the database can say which id each row
-   * got (PostgreSQL's RETURNING): the books of requests that arrive together are written in
-   * one round trip and one commit. Rejects with a StatementRefusedError (errors.ts) when the
-   * database refused the statement, so that nothing was written.
+   * got (PostgreSQL's RETURNING; MariaDB ≥ 10.5's INSERT … RETURNING, present once the node in
+   * use has been connected to and said its version, which openStore does before the layers
+   * look): the books of requests that arrive together are written in one round trip and one
+   * commit. Rejects with a StatementRefusedError (errors.ts) when the database refused the
+   * statement, or the driver sent nothing (a node without RETURNING), so that nothing was written.
    */
   insertBooks?(books: readonly BookFields[]): Promise<VersionedBook[]>;
 
@@ -128,7 +130,8 @@ export interface BookStoreDriver extends BookOperations {
    * Claims the keys of several requests in one statement (committed at once): the requests
    * whose key this claimed (its owner's). The others are looked at one by one (claim, in
    * idempotency-keys.ts). Given where the database can say which rows an INSERT … ON CONFLICT
-   * DO NOTHING wrote (PostgreSQL's RETURNING), so that keyed writes arriving together share it.
+   * DO NOTHING wrote (PostgreSQL's RETURNING; MariaDB ≥ 10.5's INSERT IGNORE … RETURNING, present
+   * like insertBooks), so that keyed writes arriving together share it.
    */
   claimKeys?(requests: readonly KeyedRequest[]): Promise<KeyedRequest[]>;
   /**
@@ -156,8 +159,8 @@ export interface BookStoreDriver extends BookOperations {
 /** Inside BookStoreDriver.transaction: the book operations, and any other query, on the transaction. */
 export interface TransactionScope extends BookOperations {
   readonly run: RunQuery;
-  /** BookStoreDriver.insertBooks, inside the transaction (PostgreSQL). */
+  /** BookStoreDriver.insertBooks, inside the transaction (PostgreSQL, MariaDB ≥ 10.5); used only where the driver gives insertBooks. */
   insertBooks?(books: readonly BookFields[]): Promise<VersionedBook[]>;
-  /** Stores several answers with their claimed keys in one statement: how many keys were still held (PostgreSQL). */
+  /** Stores several answers with their claimed keys in one statement: how many keys were still held (PostgreSQL, MySQL). */
   storeAnswers?(answers: ReadonlyArray<{ request: KeyedRequest; answer: StoredAnswer }>): Promise<number>;
 }

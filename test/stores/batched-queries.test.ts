@@ -1,14 +1,16 @@
 // Requests that arrive together share queries (src/store/batched-book-store.ts): GET /book/:id on
 // PostgreSQL and MySQL is one query, the same list page one query on every store, POST /book on
-// PostgreSQL one INSERT. Each request must still get exactly its own book, a missing one its
+// PostgreSQL and MariaDB ≥ 10.5 one INSERT … RETURNING. Each request must still get exactly its own book, a missing one its
 // 404, a write acknowledged before a read must be seen by it, and one refused book must not
 // fail the others.
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredBook } from '../../src/books/book.js';
 import { KeyTakenOverError, type BookStore } from '../../src/store/book-store.js';
 import type { BookStoreDriver } from '../../src/store/driver.js';
+import { hasInsertReturning } from '../../src/store/mysql/pool.js';
 import { bookStoreOn, openStore } from '../../src/store/open-store.js';
 import { openDriver } from '../../src/store/store-url.js';
 import { useService } from '../helpers/service/start-service.js';
@@ -47,6 +49,15 @@ forEachStore((kind) => {
   });
 }, ['sqlite', 'postgres', 'mysql']);
 
+describe('which MySQL servers insert several books in one statement (INSERT … RETURNING)', () => {
+  it('MariaDB 10.5 and later; older MariaDB and MySQL do not', () => {
+    for (const version of ['10.5.0-MariaDB', '10.11.6-MariaDB-0+deb12u1', '11.4.2-MariaDB-log', '10.6.18-MariaDB-ubu2004'])
+      expect(hasInsertReturning(version), version).toBe(true);
+    for (const version of ['10.4.34-MariaDB', '10.3.39-MariaDB-0+deb10u1', '5.5.5-10.1.48-MariaDB', '8.0.36', '8.4.0-commercial', '5.7.44-log', ''])
+      expect(hasInsertReturning(version), version).toBe(false);
+  });
+});
+
 // The batching itself, on the repository over a real database: how many queries the reads took.
 forEachStore((kind) => {
   const acrossNetwork = kind !== 'sqlite';
@@ -54,6 +65,8 @@ forEachStore((kind) => {
     let testStore: TestStore;
     let driver: BookStoreDriver;
     let repository: BookStore;
+    /** PostgreSQL, and MariaDB ≥ 10.5 (INSERT … RETURNING): a turn's creates are one INSERT. */
+    let insertsTogether = false;
     const batches: bigint[][] = [];
     const pages: string[] = [];
     const inserts: number[] = [];
@@ -69,6 +82,10 @@ forEachStore((kind) => {
       // Migrated by the real startup path, then opened again with its reads counted.
       await (await openStore(settings, logger)).close();
       driver = await openDriver(settings.target, { queryTimeoutMs: 5000, poolMax: 4, logger, description: settings.description });
+      // Connected, as openStore is before the layers look at the driver (MySQL learns the server's version on its first connection).
+      const version =
+        kind === 'sqlite' ? 'SQLite' : (await sql<{ version: string }>`select version() as version`.execute(driver.db)).rows[0]!.version;
+      insertsTogether = kind === 'postgres' || (kind === 'mysql' && hasInsertReturning(version));
       const selectByIds = driver.selectByIds?.bind(driver);
       // SQLite reads one book by a synchronous call: nothing to batch.
       expect(selectByIds !== undefined, `${kind} reads several ids in one query`).toBe(acrossNetwork);
@@ -79,26 +96,34 @@ forEachStore((kind) => {
         };
       }
       const insertBooks = driver.insertBooks?.bind(driver);
-      // Only PostgreSQL says which id each row of a multi-row INSERT got (RETURNING).
-      expect(insertBooks !== undefined, `${kind} inserts several books in one statement`).toBe(kind === 'postgres');
+      // Only PostgreSQL and MariaDB ≥ 10.5 say which id each row of a multi-row INSERT got (RETURNING).
+      expect(insertBooks !== undefined, `${kind} (${version}) inserts several books in one statement`).toBe(insertsTogether);
       if (insertBooks) {
-        driver.insertBooks = async (books) => {
-          inserts.push(books.length);
-          const result = await insertBooks(books);
-          if (loseNextInsertAnswer) {
-            loseNextInsertAnswer = false;
-            throw new Error('the answer was lost after the INSERT committed');
-          }
-          return result;
-        };
+        // A property on PostgreSQL, a getter on MySQL (present once the server is known to have RETURNING).
+        Object.defineProperty(driver, 'insertBooks', {
+          configurable: true,
+          value: async (books: Parameters<typeof insertBooks>[0]) => {
+            inserts.push(books.length);
+            const result = await insertBooks(books);
+            if (loseNextInsertAnswer) {
+              loseNextInsertAnswer = false;
+              throw new Error('the answer was lost after the INSERT committed');
+            }
+            return result;
+          },
+        });
       }
       const claimKeys = driver.claimKeys?.bind(driver);
-      expect(claimKeys !== undefined, `${kind} claims several Idempotency-Keys in one statement`).toBe(kind === 'postgres');
+      // The same stores: INSERT … ON CONFLICT DO NOTHING / INSERT IGNORE … RETURNING say which keys they wrote.
+      expect(claimKeys !== undefined, `${kind} claims several Idempotency-Keys in one statement`).toBe(insertsTogether);
       if (claimKeys) {
-        driver.claimKeys = (requests) => {
-          claimBatches.push(requests.length);
-          return claimKeys(requests);
-        };
+        Object.defineProperty(driver, 'claimKeys', {
+          configurable: true,
+          value: (requests: Parameters<typeof claimKeys>[0]) => {
+            claimBatches.push(requests.length);
+            return claimKeys(requests);
+          },
+        });
       }
       const transaction = driver.transaction.bind(driver);
       driver.transaction = (work) => {
@@ -162,9 +187,10 @@ forEachStore((kind) => {
       expect(pages).toHaveLength(3);
     });
 
-    // PostgreSQL only: the one store with insertBooks (MySQL's multi-row insert does not say
-    // which id each row got; SQLite writes through group commit instead).
-    it.runIf(kind === 'postgres')('creates asked for together are one INSERT; each gets a row with its own fields and its own id', async () => {
+    // PostgreSQL and MariaDB ≥ 10.5 only: the stores with insertBooks (MySQL's multi-row insert does
+    // not say which id each row got; SQLite writes through group commit instead).
+    it('creates asked for together are one INSERT; each gets a row with its own fields and its own id', async ({ skip }) => {
+      if (!insertsTogether) skip();
       const fields = Array.from({ length: 10 }, (_, i) => ({ title: `Together ${i % 4}`, author: `W${i % 4}`, year: 2000 + (i % 4) }));
       inserts.length = 0;
       const created = await Promise.all(fields.map((book) => repository.create(book)));
@@ -174,12 +200,15 @@ forEachStore((kind) => {
       for (const book of created) expect(await repository.get(book.id)).toEqual(book);
     });
 
-    // PostgreSQL only, as above (shared INSERTs).
-    it.runIf(kind === 'postgres')('a book the database refuses fails only its own request; the others are written', async () => {
-      // NUL cannot be stored in PostgreSQL text (the API refuses it before the store; here it is sent directly).
+    // PostgreSQL and MariaDB ≥ 10.5 only, as above (shared INSERTs).
+    it('a book the database refuses fails only its own request; the others are written', async ({ skip }) => {
+      if (!insertsTogether) skip();
+      // The API refuses these before the store; here they are sent directly. NUL cannot be stored
+      // in PostgreSQL text; MariaDB in strict mode refuses a title longer than its column.
+      const refused = kind === 'postgres' ? 'Refused \u0000' : `Refused ${'x'.repeat(600)}`;
       const fields = [
         { title: 'Kept 1', author: 'A', year: 1 },
-        { title: 'Refused \u0000', author: 'A', year: 2 },
+        { title: refused, author: 'A', year: 2 },
         { title: 'Kept 2', author: 'A', year: 3 },
       ];
       inserts.length = 0;
@@ -193,15 +222,20 @@ forEachStore((kind) => {
       expect(page.json).not.toContain('Refused');
     });
 
-    // Skipped on SQLite and MySQL: only PostgreSQL has claimKeys and a multi-row INSERT … RETURNING
-    // (SQLite's keyed creates share the group commit instead: the next test; MySQL writes each alone).
-    it.runIf(kind === 'postgres')('creates with Idempotency-Keys asked for together: the keys claimed in one statement, the books and their answers in one transaction, each answer stored with its own key', async () => {
+    // Skipped on SQLite and plain MySQL: only PostgreSQL and MariaDB ≥ 10.5 have a multi-row INSERT …
+    // RETURNING (SQLite's keyed creates share the group commit instead: the next test but one;
+    // MySQL claims and writes each alone).
+    it('creates with Idempotency-Keys asked for together: the keys claimed in one statement, the books and their answers in one transaction, each answer stored with its own key', async ({ skip }) => {
+      if (!insertsTogether) skip();
       const fields = Array.from({ length: 8 }, (_, i) => ({ title: `Keyed ${i % 3}`, author: 'K', year: i % 3 }));
       const requests = fields.map((_, i) => ({ key: `batched-${randomUUID()}-${i}`, fingerprint: 'f'.repeat(64), owner: randomUUID() }));
+      // One key exists already (an earlier request's): it is not claimed again, and is looked at alone.
+      const earlier = { key: `batched-${randomUUID()}-earlier`, fingerprint: 'e'.repeat(64), owner: randomUUID() };
+      expect(await repository.claimKey(earlier)).toEqual({ kind: 'claimed' });
       claimBatches.length = 0;
-      const claims = await Promise.all(requests.map((request) => repository.claimKey(request)));
-      expect(claims).toEqual(requests.map(() => ({ kind: 'claimed' })));
-      expect(claimBatches).toEqual([8]);
+      const claims = await Promise.all([...requests, { ...earlier, owner: randomUUID() }].map((request) => repository.claimKey(request)));
+      expect(claims).toEqual([...requests.map(() => ({ kind: 'claimed' })), { kind: 'in-progress' }]);
+      expect(claimBatches).toEqual([9]);
       transactions.count = 0;
       const answerOf = (book: { id: bigint }) => ({ status: 201, etag: `"${book.id}-1"`, body: `book ${book.id}` });
       const created = await Promise.all(fields.map((book, i) => repository.create(book, { request: requests[i]!, answer: answerOf })));
@@ -210,6 +244,30 @@ forEachStore((kind) => {
       // A repeat of each key (a new attempt) is told its own book's answer.
       const repeats = await Promise.all(requests.map((request) => repository.claimKey({ ...request, owner: randomUUID() })));
       expect(repeats).toEqual(created.map((book) => ({ kind: 'replay', answer: answerOf(book) })));
+    });
+
+    // Skipped on SQLite and plain MySQL, as above.
+    it('creates with Idempotency-Keys asked for together, one whose key was taken over: the shared transaction rolled back, each written alone, only that one fails', async ({ skip }) => {
+      if (!insertsTogether) skip();
+      const fields = Array.from({ length: 4 }, (_, i) => ({ title: `Taken over ${i}`, author: 'T', year: i }));
+      const requests = fields.map((_, i) => ({ key: `taken-${randomUUID()}-${i}`, fingerprint: 'f'.repeat(64), owner: randomUUID() }));
+      for (const request of requests) expect(await repository.claimKey(request)).toEqual({ kind: 'claimed' });
+      const lost = requests[1]!;
+      await driver.runWrite(driver.db.updateTable('idempotency_keys').set({ owner: randomUUID() }).where('idempotency_key', '=', lost.key).compile());
+      inserts.length = 0;
+      transactions.count = 0;
+      const answerOf = (book: { id: bigint }) => ({ status: 201, etag: `"${book.id}-1"`, body: `book ${book.id}` });
+      const results = await Promise.allSettled(fields.map((book, i) => repository.create(book, { request: requests[i]!, answer: answerOf })));
+      // The shared one, then one each.
+      expect(transactions.count).toBe(1 + fields.length);
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(KeyTakenOverError);
+      const page = await repository.listPageJson(0n, 1000);
+      for (const [i, book] of fields.entries()) expect(page.json.split(`"title":"${book.title}"`)).toHaveLength(i === 1 ? 1 : 2);
+      for (const i of [0, 2, 3]) {
+        const book = (results[i] as PromiseFulfilledResult<{ id: bigint }>).value;
+        expect(await repository.claimKey({ ...requests[i]!, owner: randomUUID() })).toEqual({ kind: 'replay', answer: answerOf(book) });
+      }
     });
 
     // Skipped on PostgreSQL and MySQL: only SQLite has a group commit (insertBookWithAnswer); their
@@ -235,8 +293,9 @@ forEachStore((kind) => {
       }
     });
 
-    // PostgreSQL only, as above (shared INSERTs).
-    it.runIf(kind === 'postgres')('a shared INSERT whose outcome is unknown is not written again: every request fails, nothing is doubled', async () => {
+    // PostgreSQL and MariaDB ≥ 10.5 only, as above (shared INSERTs).
+    it('a shared INSERT whose outcome is unknown is not written again: every request fails, nothing is doubled', async ({ skip }) => {
+      if (!insertsTogether) skip();
       const fields = [1, 2, 3].map((i) => ({ title: `Unknown outcome ${i}`, author: 'A', year: i }));
       loseNextInsertAnswer = true;
       const results = await Promise.allSettled(fields.map((book) => repository.create(book)));

@@ -13,7 +13,7 @@ import { createConnection, createPool, type Connection } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rethrowStoreError, StoreUnavailableError } from '../../src/store/errors.js';
-import { classifyMysqlError, isMysqlStatementTimeout } from '../../src/store/mysql/errors.js';
+import { classifyMysqlError, isMysqlStatementTimeout, isRefusedStatement, NoAnswerError } from '../../src/store/mysql/errors.js';
 import { classifyPostgresError } from '../../src/store/postgres/errors.js';
 import { classifySqliteError } from '../../src/store/sqlite/errors.js';
 import { openSqlite } from '../helpers/stores/sqlite.js';
@@ -465,6 +465,34 @@ function mysqlErrors() {
     const error = await failure(async () => (await connect()).query('selec 1'));
     expect(error.code).toBe('ER_PARSE_ERROR');
     expect(classifyMysqlError(error)).toBeUndefined();
+  });
+  // A shared INSERT … RETURNING (MariaDB) refused by the server is written again book by book;
+  // one whose outcome is unknown never is (src/store/batched-book-store.ts).
+  it('refused statements: a syntax error, a value too long, a broken rule; not a conflict, a statement timeout, a lost connection or a client timeout', async () => {
+    const refused = [
+      await failure(async () => (await connect()).query('selec 1')),
+      await failure(async () => (await connect()).query(`insert into books (id, title) values (3, '${'x'.repeat(60)}')`)),
+      await failure(async () => (await connect()).query("insert into books (id, title) values (3, 'Dune')")),
+    ];
+    expect(refused.map((error) => error.code)).toEqual(['ER_PARSE_ERROR', 'ER_DATA_TOO_LONG', 'ER_DUP_ENTRY']);
+    for (const error of refused) expect(isRefusedStatement(error), String(error.code)).toBe(true);
+
+    const [a, b] = [await connect(), await connect()];
+    await b.query('set session max_statement_time = 0.3');
+    await a.query('begin');
+    await a.query("update books set title = 'Dune (a)' where id = 1");
+    const timedOut = await failure(() => b.query("update books set title = 'Dune (b)' where id = 1"));
+    await a.query('rollback');
+    expect(timedOut.errno).toBe(1969);
+    const killed = await connect();
+    const lost = new Promise<Error>((resolve) => killed.once('error', resolve));
+    await (await connect()).query(`kill ${killed.threadId}`);
+    const clientTimeout = await failure(async () => (await connect()).query({ sql: 'select sleep(2)', timeout: 100 }));
+    expect(clientTimeout.code).toBe('PROTOCOL_SEQUENCE_TIMEOUT');
+    const deadlock = Object.assign(new Error('Deadlock found when trying to get lock'), { code: 'ER_LOCK_DEADLOCK', errno: 1213, sqlState: '40001' });
+    for (const error of [timedOut, await lost, clientTimeout, deadlock, new NoAnswerError('db:3306'), new Error('other')]) {
+      expect(isRefusedStatement(error), String((error as { code?: unknown }).code ?? error.name)).toBe(false);
+    }
   });
 }
 

@@ -53,6 +53,22 @@ export function isMysqlStatementTimeout(error: unknown): boolean {
   return typeof errno === 'number' && STATEMENT_TIMEOUT_ERRNOS.has(errno);
 }
 
+/** An error the server sent (it has the server's SQLSTATE), as opposed to a timeout or a lost socket. */
+export function isServerAnswer(error: unknown): boolean {
+  return typeof (error as { sqlState?: unknown }).sqlState === 'string' && typeof (error as { errno?: unknown }).errno === 'number';
+}
+
+/**
+ * The server answered the statement with an error that says it was rolled back, nothing of it
+ * applied (a value it cannot store, a syntax it does not know): not a lost connection or a
+ * client timeout, after which it may still commit; not a conflict or a statement timeout,
+ * which are retried or answered 503 as they are.
+ */
+export function isRefusedStatement(error: unknown): boolean {
+  const kind = classifyMysqlError(error);
+  return isServerAnswer(error) && kind !== 'unavailable' && kind !== 'conflict';
+}
+
 const UNAVAILABLE_HINTS = [
   'Connection lost', // the server closed the connection
   'Pool is closed', // the store is closing

@@ -9,7 +9,7 @@ import { DEFAULT_POOL_MAX, clientGraceMs, type DriverOptions } from '../driver.j
 import { NodeSelector, type DatabaseNode } from '../nodes.js';
 import { describeDriverError } from '../errors.js';
 import { CountedPool } from './counted-pool.js';
-import { NoAnswerError, PoolWaitTimeoutError, SessionSetupError, classifyMysqlError, isMysqlStatementTimeout } from './errors.js';
+import { NoAnswerError, PoolWaitTimeoutError, SessionSetupError, classifyMysqlError, isMysqlStatementTimeout, isServerAnswer } from './errors.js';
 
 const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
 
@@ -71,6 +71,8 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
   const ready = new WeakSet<PoolConnection>();
   /** Per node pool: the index in sessionSettings() its server accepted (all connections of a node agree). */
   const settingsChosen = new Map<CountedPool, number>();
+  /** Per node pool: whether its server has INSERT … RETURNING (MariaDB ≥ 10.5), asked on its first connection. */
+  const insertReturning = new Map<CountedPool, boolean>();
   const settings = sessionSettings(options.queryTimeoutMs);
   const clientTimeoutMs = options.queryTimeoutMs + clientGraceMs(options.queryTimeoutMs);
 
@@ -79,6 +81,7 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
     for (let index = settingsChosen.get(pool) ?? 0; index < settings.length; index += 1) {
       try {
         await runOn(connection, settings[index]!, clientTimeoutMs);
+        if (!insertReturning.has(pool)) insertReturning.set(pool, hasInsertReturning(await serverVersion(connection, clientTimeoutMs)));
         settingsChosen.set(pool, index);
         ready.add(connection);
         return;
@@ -147,12 +150,33 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
       );
     },
   };
-  return { pool, selector };
+  /**
+   * Whether the node in use has INSERT … RETURNING: undefined until a connection to it has
+   * been set up (openStore connects before the store's layers ask).
+   */
+  const insertReturningInUse = () => insertReturning.get(selector.poolInUse);
+  return { pool, selector, insertReturningInUse };
 }
 
-/** An error the server sent (it has the server's SQLSTATE), as opposed to a timeout or a lost socket. */
-function isServerAnswer(error: unknown): boolean {
-  return typeof (error as { sqlState?: unknown }).sqlState === 'string' && typeof (error as { errno?: unknown }).errno === 'number';
+/**
+ * MariaDB 10.5 and later return the rows an INSERT wrote (`INSERT … RETURNING`), each with
+ * the id it really got, whatever innodb_autoinc_lock_mode or Galera's id steps; MySQL has no
+ * RETURNING. `version` is what `select version()` says: `10.11.6-MariaDB-0+deb12u1`, `8.0.36`.
+ */
+export function hasInsertReturning(version: string): boolean {
+  const match = /^(\d+)\.(\d+)\.\d+-MariaDB/i.exec(version);
+  if (!match) return false;
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major > 10 || (major === 10 && minor >= 5);
+}
+
+/** The server's version, as `select version()` says it. */
+function serverVersion(connection: PoolConnection, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    connection.query({ sql: 'select version() as version', timeout: timeoutMs }, (error: unknown, rows: unknown) =>
+      error ? reject(error) : resolve(String((rows as Array<{ version?: unknown }>)[0]?.version ?? '')),
+    );
+  });
 }
 
 /** One statement on a connection, bounded by the client's limit (the connection is destroyed by the caller on failure). */
