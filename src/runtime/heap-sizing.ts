@@ -11,7 +11,8 @@
 //   - `--semi-space-growth-factor`: the young generation grows by doubling. It is held still
 //     while the app is built (a burst of allocation that would double it twice before anything
 //     could look), then, once the service listens, allowed to double only while that stays
-//     within YOUNG_GENERATION_CAP_BYTES, checked after every collection;
+//     within YOUNG_GENERATION_CAP_BYTES, checked after every collection (Node 22 and 24's V8
+//     has grown it to 8 MiB while the bundle loads, before this runs: it is held there);
 //   - `--heap-growing-percent`: the old generation's next limit is what is live plus this share.
 // Node documents v8.setFlagsFromString after startup as unsupported: HEAP_SIZING=off turns this
 // module off, the suite passes with it off, and flags the operator gives Node themselves
