@@ -12,7 +12,7 @@
 //     while the app is built (a burst of allocation that would double it twice before anything
 //     could look), then, once the service listens, allowed to double only while that stays
 //     within YOUNG_GENERATION_CAP_BYTES, checked after every collection (Node 22 and 24's V8
-//     has grown it to 8 MiB while the bundle loads, before this runs: it is held there);
+//     has grown it to 8 MiB while the bundle loads, before this runs);
 //   - `--heap-growing-percent`: the old generation's next limit is what is live plus this share.
 // Node documents v8.setFlagsFromString after startup as unsupported: HEAP_SIZING=off turns this
 // module off, the suite passes with it off, and flags the operator gives Node themselves
@@ -20,8 +20,8 @@
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
-/** The young generation's size, both semi-spaces (V8's own `--max-semi-space-size=2`). */
-export const YOUNG_GENERATION_CAP_BYTES = 4 * 1024 * 1024;
+/** The young generation's size, both semi-spaces (V8's own `--max-semi-space-size=4`). */
+export const YOUNG_GENERATION_CAP_BYTES = 8 * 1024 * 1024;
 /** The old generation may grow to what is live plus this share before it is collected. */
 export const OLD_GENERATION_GROWING_PERCENT = 25;
 
