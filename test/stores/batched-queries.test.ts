@@ -190,7 +190,7 @@ forEachStore((kind) => {
     // PostgreSQL and MariaDB ≥ 10.5 only: the stores with insertBooks (MySQL's multi-row insert does
     // not say which id each row got; SQLite writes through group commit instead).
     it('creates asked for together are one INSERT; each gets a row with its own fields and its own id', async ({ skip }) => {
-      if (!insertsTogether) skip();
+      if (!insertsTogether) skip(); // SQLite, and MySQL without INSERT … RETURNING: no shared INSERT to observe (see above)
       const fields = Array.from({ length: 10 }, (_, i) => ({ title: `Together ${i % 4}`, author: `W${i % 4}`, year: 2000 + (i % 4) }));
       inserts.length = 0;
       const created = await Promise.all(fields.map((book) => repository.create(book)));
@@ -202,7 +202,7 @@ forEachStore((kind) => {
 
     // PostgreSQL and MariaDB ≥ 10.5 only, as above (shared INSERTs).
     it('a book the database refuses fails only its own request; the others are written', async ({ skip }) => {
-      if (!insertsTogether) skip();
+      if (!insertsTogether) skip(); // SQLite, and MySQL without INSERT … RETURNING: no shared INSERT to observe (see above)
       // The API refuses these before the store; here they are sent directly. NUL cannot be stored
       // in PostgreSQL text; MariaDB in strict mode refuses a title longer than its column.
       const refused = kind === 'postgres' ? 'Refused \u0000' : `Refused ${'x'.repeat(600)}`;
@@ -226,7 +226,7 @@ forEachStore((kind) => {
     // RETURNING (SQLite's keyed creates share the group commit instead: the next test but one;
     // MySQL claims and writes each alone).
     it('creates with Idempotency-Keys asked for together: the keys claimed in one statement, the books and their answers in one transaction, each answer stored with its own key', async ({ skip }) => {
-      if (!insertsTogether) skip();
+      if (!insertsTogether) skip(); // SQLite, and MySQL without INSERT … RETURNING: no shared INSERT to observe (see above)
       const fields = Array.from({ length: 8 }, (_, i) => ({ title: `Keyed ${i % 3}`, author: 'K', year: i % 3 }));
       const requests = fields.map((_, i) => ({ key: `batched-${randomUUID()}-${i}`, fingerprint: 'f'.repeat(64), owner: randomUUID() }));
       // One key exists already (an earlier request's): it is not claimed again, and is looked at alone.
@@ -248,7 +248,7 @@ forEachStore((kind) => {
 
     // Skipped on SQLite and plain MySQL, as above.
     it('creates with Idempotency-Keys asked for together, one whose key was taken over: the shared transaction rolled back, each written alone, only that one fails', async ({ skip }) => {
-      if (!insertsTogether) skip();
+      if (!insertsTogether) skip(); // SQLite, and MySQL without INSERT … RETURNING: no shared INSERT to observe (see above)
       const fields = Array.from({ length: 4 }, (_, i) => ({ title: `Taken over ${i}`, author: 'T', year: i }));
       const requests = fields.map((_, i) => ({ key: `taken-${randomUUID()}-${i}`, fingerprint: 'f'.repeat(64), owner: randomUUID() }));
       for (const request of requests) expect(await repository.claimKey(request)).toEqual({ kind: 'claimed' });
@@ -295,7 +295,7 @@ forEachStore((kind) => {
 
     // PostgreSQL and MariaDB ≥ 10.5 only, as above (shared INSERTs).
     it('a shared INSERT whose outcome is unknown is not written again: every request fails, nothing is doubled', async ({ skip }) => {
-      if (!insertsTogether) skip();
+      if (!insertsTogether) skip(); // SQLite, and MySQL without INSERT … RETURNING: no shared INSERT to observe (see above)
       const fields = [1, 2, 3].map((i) => ({ title: `Unknown outcome ${i}`, author: 'A', year: i }));
       loseNextInsertAnswer = true;
       const results = await Promise.allSettled(fields.map((book) => repository.create(book)));

@@ -95,6 +95,7 @@ forEachStore((kind) => {
       expect(await serialized()).toBe(before + 3);
     });
 
+    // Skipped without answerInTurns, as above: nothing arrives together to share.
     it.runIf(machinery.answerInTurns)(`${TOGETHER} requests at once, a list longer than a store page: streamed to each from one serialized copy`, async () => {
       const token = await service.client.token();
       const have = (await allBooks(token)).length;
