@@ -327,8 +327,10 @@ describeIf('chromium')('the web page in headless Chromium', () => {
           const book = await service.client.createBook(token, { title: 'Soon gone', author: 'Elsewhere', year: 2001 });
           await page.reload();
           await table(page).getByRole('row', { name: /Soon gone/ }).getByRole('button', { name: /^Edit/ }).click();
-          await service.client.request('DELETE', `/book/${book.id}`, { token });
+          // The dialog reads the book before it opens: delete it only once the dialog shows it.
           const editor = page.getByRole('dialog', { name: `Edit book ${book.id}` });
+          await expect.poll(() => editor.getByLabel('Author').inputValue()).toBe('Elsewhere');
+          await service.client.request('DELETE', `/book/${book.id}`, { token });
           await editor.getByLabel('Author').fill('Someone');
           await editor.getByRole('button', { name: 'Save changes' }).click();
           await expect.poll(() => editor.getByRole('alert').innerText()).toContain('(HTTP 404 “Book not found”)');
