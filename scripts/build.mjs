@@ -7,9 +7,10 @@
 // and V8 keeps one script (docs/benchmarks-changes.md, "Footprint: one bundle, and the heap sized").
 // Type checking is `npm run typecheck` (tsc), not part of this step.
 //
-// Left out of the bundle, loaded from node_modules as they are: native addons and what loads
+// Left out of the bundle, loaded from node_modules as they are: native addons, what loads
 // files from its own package directory at run time (pino's transports, the API reference
-// page's static files), and pg's optional native binding.
+// page's static files), pg's optional native binding, and what only a rare path requires
+// (schema compilers, light-my-request): bundled, their code would be parsed at every start.
 //
 // A file is written only when it changed, and dist/'s other .js files from an earlier build
 // are removed: an up-to-date build stays untouched (the npm start test checks it).
@@ -29,6 +30,11 @@ const EXTERNAL = [
   'pino-pretty',
   '@fastify/swagger', // reads its own files (__dirname)
   '@fastify/swagger-ui', // serves the files of its own package
+  // Needed only to compile a schema (the build; dist/compiled-schemas.cjs has the rest) or to
+  // inject a request (the /docs pages): required from node_modules on first use, never parsed at startup.
+  '@fastify/ajv-compiler',
+  '@fastify/fast-json-stringify-compiler',
+  'light-my-request',
 ];
 
 const result = await build({

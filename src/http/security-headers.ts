@@ -2,7 +2,7 @@
 
 /**
  * On every answer: JSON needs no active content. The /docs page replaces the policy with its
- * own on its own routes (src/plugins/external/openapi.ts).
+ * own on its own routes (src/plugins/external/api-reference.ts).
  */
 export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',

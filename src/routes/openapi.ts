@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 
 const openapiRoute: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.send(app.swagger()));
+  app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.send(await app.openapiDocument()));
 };
 
 export default fp(openapiRoute, { name: 'openapi-route', dependencies: ['openapi'] });

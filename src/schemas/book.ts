@@ -51,7 +51,7 @@ export const BookIdParams = Type.Object({ id: Type.String() });
 
 /**
  * The `:id` path parameter as the OpenAPI document shows it: what a valid id is.
- * Documentation only (see src/plugins/external/openapi.ts): requests are validated with BookIdParams.
+ * Documentation only (see src/plugins/external/api-reference.ts): requests are validated with BookIdParams.
  */
 export const DocumentedBookIdParams = Type.Object({
   id: Type.Integer({
@@ -168,7 +168,7 @@ const idempotencyKey = Type.String({
 const ifMatch = Type.String({ description: 'Only if the book\'s ETag is one of these (or `*`: any); otherwise 412 and nothing is written' });
 
 /**
- * Documentation only (src/plugins/external/openapi.ts): the headers each book operation reads,
+ * Documentation only (src/plugins/external/api-reference.ts): the headers each book operation reads,
  * and those its answers carry. The routes read them from the request themselves (a headers
  * schema would have every request validated for them).
  */

@@ -14,8 +14,8 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import AjvCompiler, { StandaloneValidator, type ValidatorFactory } from '@fastify/ajv-compiler';
-import { SerializerSelector, StandaloneSerializer, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
+import type { ValidatorFactory } from '@fastify/ajv-compiler';
+import type { SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 
 /** Fastify's `schemaController.compilersFactory`. */
 export interface SchemaCompilers {
@@ -26,6 +26,14 @@ export interface SchemaCompilers {
 }
 type CompilersFactory = SchemaCompilers;
 type CompiledFunction = (...args: never[]) => unknown;
+
+// Fastify's compilers, with Ajv and fast-json-stringify's code generator, are required from
+// node_modules only when a function must be compiled (the build, a schema the file lacks): the
+// bundle leaves them out (scripts/build.mjs), and a process serving the build never loads them.
+const requireFromHere = createRequire(import.meta.url);
+const ajvCompiler = () => requireFromHere('@fastify/ajv-compiler') as typeof import('@fastify/ajv-compiler');
+const serializerCompiler = () =>
+  requireFromHere('@fastify/fast-json-stringify-compiler') as typeof import('@fastify/fast-json-stringify-compiler');
 
 /** The file `npm run build` writes beside the bundle. */
 export const COMPILED_SCHEMAS_FILE = 'compiled-schemas.cjs';
@@ -62,10 +70,10 @@ export interface GeneratedCode {
 /** The build's compilers: Fastify's own, keeping the code of each function they make. */
 export function recordingCompilers(code: GeneratedCode): CompilersFactory {
   return {
-    buildValidator: recording(code.validators, (store) => StandaloneValidator({ readMode: false, storeFunction: store })) as unknown as ValidatorFactory,
+    buildValidator: recording(code.validators, (store) => ajvCompiler().StandaloneValidator({ readMode: false, storeFunction: store })) as unknown as ValidatorFactory,
     // Validators inlined: a response schema with anyOf (the 401s) otherwise makes the serializer
     // load Ajv and compile it at startup, which is what this module saves.
-    buildSerializer: recording(code.serializers, (store) => StandaloneSerializer({ readMode: false, storeFunction: store }), { inlineValidators: true }) as unknown as SerializerFactory,
+    buildSerializer: recording(code.serializers, (store) => serializerCompiler().StandaloneSerializer({ readMode: false, storeFunction: store }), { inlineValidators: true }) as unknown as SerializerFactory,
   };
 }
 
@@ -106,12 +114,12 @@ export function compiledSchemasModule(code: GeneratedCode): string {
  */
 export function precompiledCompilers(file: string | undefined = builtFile()): CompilersFactory | undefined {
   if (file === undefined) return undefined;
-  const compiled = createRequire(import.meta.url)(file) as { validators: Map<string, CompiledFunction>; serializers: Map<string, CompiledFunction> };
+  const compiled = requireFromHere(file) as { validators: Map<string, CompiledFunction>; serializers: Map<string, CompiledFunction> };
 
   const compiledAtStartup: string[] = [];
   return {
-    buildValidator: fromFileOr(compiled.validators, AjvCompiler(), compiledAtStartup) as unknown as ValidatorFactory,
-    buildSerializer: fromFileOr(compiled.serializers, SerializerSelector(), compiledAtStartup) as unknown as SerializerFactory,
+    buildValidator: fromFileOr(compiled.validators, () => ajvCompiler().default(), compiledAtStartup) as unknown as ValidatorFactory,
+    buildSerializer: fromFileOr(compiled.serializers, () => serializerCompiler().SerializerSelector(), compiledAtStartup) as unknown as SerializerFactory,
     compiledAtStartup,
   };
 }
@@ -123,8 +131,8 @@ function builtFile(): string | undefined {
 }
 
 /** A compilers factory (Fastify's signature) taking each function from `functions`, else from `fallback`. */
-function fromFileOr(functions: Map<string, CompiledFunction>, fallback: unknown, misses: string[]): Factory {
-  const makeCompiler = fallback as Factory;
+function fromFileOr(functions: Map<string, CompiledFunction>, fallback: () => unknown, misses: string[]): Factory {
+  let makeCompiler: Factory | undefined;
   return (externalSchemas, options) => {
     const context = contextDigest(externalSchemas, options);
     let compile: ReturnType<Factory> | undefined;
@@ -133,6 +141,7 @@ function fromFileOr(functions: Map<string, CompiledFunction>, fallback: unknown,
       const found = functions.get(key);
       if (found) return found;
       misses.push(key);
+      makeCompiler ??= fallback() as Factory;
       return (compile ??= makeCompiler(externalSchemas, options))(route);
     };
   };

@@ -5,7 +5,7 @@
 // Chromium: test/helpers/infra/chromium.ts.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/plugins/external/openapi.js';
+import { DOCS_LOGO_SVG, DOCS_TITLE } from '../../src/plugins/external/api-reference.js';
 import { launchChromium } from '../helpers/infra/chromium.js';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
 import { useService } from '../helpers/service/start-service.js';

@@ -1,125 +1,84 @@
-// The OpenAPI 3.1 document (@fastify/swagger), generated from the same route schemas that
-// validate and serialize (no hand-written copy; src/routes/openapi.ts serves it at
-// GET /openapi.json), and the interactive reference page at GET /docs (@fastify/swagger-ui),
-// served from the package's own files (no CDN).
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+// The OpenAPI document (GET /openapi.json, src/routes/openapi.ts) and the reference page under
+// /docs, made on first use: at startup this plugin only notes the routes registered after it;
+// the first request for either builds the reference app (./api-reference.ts, @fastify/swagger
+// and @fastify/swagger-ui), and /docs requests are answered by it through `inject`, so they go
+// through this app's hooks (headers, log line, metrics) like any other request.
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { BookIdParams, DocumentedBookHeaders, DocumentedBookIdParams } from '../../schemas/book.js';
 import { SHARED_SCHEMAS } from '../../schemas/shared.js';
-import { VERSION } from '../../version.js';
 
 const DOCS_PREFIX = '/docs';
-/** The reference page's title (the browser tab and the top bar). */
-export const DOCS_TITLE = 'Book collection service API';
-const DOCS_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'", // Swagger UI sets inline styles
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-/** The top bar's logo in place of the plugin's: a book and the service's name (an inline data: image). */
-export const DOCS_LOGO_SVG = [
-  '<svg xmlns="http://www.w3.org/2000/svg" width="320" height="40" viewBox="0 0 320 40">',
-  '<title>Book collection service</title>',
-  '<path d="M6 8h11a5 5 0 0 1 5 5v21a4 4 0 0 0-4-4H6z" fill="#fff" stroke="#fff" stroke-width="2" stroke-linejoin="round"/>',
-  '<path d="M38 8H27a5 5 0 0 0-5 5v21a4 4 0 0 1 4-4h12z" fill="#fff" stroke="#fff" stroke-width="2" stroke-linejoin="round"/>',
-  '<text x="50" y="27" fill="#fff" font-family="sans-serif" font-size="18" font-weight="bold">Book collection service</text>',
-  '</svg>',
-].join('');
-
-/** The same book as the browser tab's icon, in place of the plugin's. */
-const FAVICON_SVG =
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 44 44">' +
-  '<rect width="44" height="44" rx="8" fill="#1b1b1b"/>' +
-  '<path d="M6 10h11a5 5 0 0 1 5 5v19a4 4 0 0 0-4-4H6zM38 10H27a5 5 0 0 0-5 5v19a4 4 0 0 1 4-4h12z" fill="#fff"/>' +
-  '</svg>';
 
 /**
- * The document is built from every route registered after this plugin. The named schemas
- * (src/schemas/shared.ts) are added here as Fastify shared schemas, so the routes' `$ref`s
- * resolve for validation and serialization, and the document lists them under
- * `components.schemas` by their `$id`.
+ * The paths @fastify/swagger-ui serves under the prefix, registered here so that a wrong method
+ * on them answers 405 and any other path 404, as if the plugin itself were registered.
  */
+const DOCS_PATHS = ['', '/', '/json', '/yaml', '/static/index.html', '/static/swagger-initializer.js', '/static/*'];
+
+/** Request headers a reference answer depends on (conditional and range requests of its files). */
+const FORWARDED_REQUEST_HEADERS = ['if-none-match', 'if-modified-since', 'range', 'if-range'] as const;
+/** What the reference app's answers say that this app's hooks do not (its own Content-Security-Policy). */
+const FORWARDED_ANSWER_HEADERS = [
+  'content-type',
+  'content-security-policy',
+  'location',
+  'cache-control',
+  'last-modified',
+  'etag',
+  'accept-ranges',
+  'content-range',
+] as const;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The OpenAPI document of every route registered after the openapi plugin. */
+    openapiDocument(): Promise<unknown>;
+  }
+}
+
 async function openapi(app: FastifyInstance) {
+  // The routes' `$ref`s to named schemas resolve for validation and serialization.
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Book collection service',
-        version: VERSION,
-        description:
-          'Stores book records and protects them with signed, time-limited tokens. Every response, ' +
-          'success or failure, is the envelope `{status, message, data}` with the HTTP status equal to `status`. ' +
-          'Obtain a token from `POST /token` and send it in the `Authorization` header.',
-      },
-      tags: [
-        { name: 'token', description: 'Authentication' },
-        { name: 'books', description: 'The book collection (token required)' },
-        { name: 'operations', description: 'Health, readiness and metrics' },
-      ],
-      components: {
-        securitySchemes: {
-          token: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'Authorization',
-            description: 'The token from POST /token, raw or as `Bearer <token>`.',
-          },
-        },
-      },
-    },
-    // Components named by their `$id` (`Book`, not the plugin's `def-0`).
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),
-    },
-    // OpenAPI 3.1 has `const`: keep it (status and message are constants of each envelope).
-    convertConstToEnum: false,
-    // The `:id` path parameter is validated as a plain string, because parseBookId must see
-    // whatever the client sent and answer an invalid id with the same 404 as a missing book
-    // (Ajv runs without type coercion: an integer schema would turn `abc` into a 400). The
-    // document shows what a valid id is instead, an int64 from 1 up: only the schema handed
-    // to the document changes, never the one the route validates with.
-    // The book operations' headers (Idempotency-Key, If-Match, If-None-Match, ETag,
-    // Idempotent-Replayed) are read by the routes themselves; the document lists them.
-    transform: ({ schema, url }) => {
-      if (!schema) return { url, schema };
-      const documented = { ...schema } as typeof schema & { operationId?: string; response?: Record<number, object> };
-      if (schema.params === BookIdParams) documented.params = DocumentedBookIdParams;
-      const headers = documented.operationId === undefined ? undefined : DocumentedBookHeaders[documented.operationId];
-      if (headers?.request) documented.headers = headers.request;
-      if (headers?.answers && documented.response) {
-        const response = { ...documented.response };
-        for (const [status, answerHeaders] of Object.entries(headers.answers)) {
-          response[Number(status)] = { ...response[Number(status)], headers: answerHeaders };
-        }
-        documented.response = response;
-      }
-      return { url, schema: documented };
-    },
-  });
+  let reference: Promise<FastifyInstance> | undefined;
+  /** Built once, by the first request that needs it; a failed build is tried again next time. */
+  function apiReference(): Promise<FastifyInstance> {
+    reference ??= import('./api-reference.js')
+      .then(({ buildApiReference }) => buildApiReference(routes, DOCS_PREFIX))
+      .catch((error: unknown) => {
+        reference = undefined;
+        throw error;
+      });
+    return reference;
+  }
 
-  await app.register(swaggerUi, {
-    routePrefix: DOCS_PREFIX,
-    staticCSP: true,
-    // The plugin's default policy adds `upgrade-insecure-requests`, which breaks the page over
-    // plain HTTP on any host but localhost, and allows any https: style source. Ours: self only.
-    transformStaticCSP: () => DOCS_CSP,
-    uiConfig: { deepLinking: false, persistAuthorization: false, tryItOutEnabled: true },
-    logo: { type: 'image/svg+xml', content: DOCS_LOGO_SVG },
-    theme: {
-      title: DOCS_TITLE,
-      favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON_SVG }],
-    },
+  app.decorate('openapiDocument', async () => (await apiReference()).swagger());
+
+  async function answerFromReference(request: FastifyRequest, reply: FastifyReply) {
+    const headers: Record<string, string> = {};
+    for (const name of FORWARDED_REQUEST_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    // HEAD is answered from GET's answer by Fastify, without the body.
+    const answer = await (await apiReference()).inject({ method: 'GET', url: request.url, headers });
+    if (answer.statusCode >= 500) throw new Error(`the API reference answered ${answer.statusCode}: ${answer.body}`);
+    reply.code(answer.statusCode);
+    for (const name of FORWARDED_ANSWER_HEADERS) {
+      const value = answer.headers[name];
+      if (value !== undefined) reply.header(name, value);
+    }
+    // An empty Buffer would be labelled application/octet-stream (a redirect, a 304).
+    return answer.rawPayload.length === 0 ? reply.send() : reply.send(answer.rawPayload);
+  }
+  for (const path of DOCS_PATHS) {
+    app.get(`${DOCS_PREFIX}${path}`, { schema: { hide: true } }, answerFromReference);
+  }
+
+  // Noted after the routes above: the reference app registers its own.
+  const routes: RouteOptions[] = [];
+  app.addHook('onRoute', (route) => {
+    routes.push(route);
   });
 }
 

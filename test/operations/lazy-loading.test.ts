@@ -1,0 +1,88 @@
+// What a process loads only when a request first needs it (docs/operations.md "Processes and
+// memory"): the OpenAPI document and the /docs page are made by @fastify/swagger and
+// @fastify/swagger-ui (src/plugins/external/api-reference.ts) the first time either is asked
+// for. A process serving only the API never loads them, nor their YAML library and static-file
+// server. The file of every CommonJS module the process loaded is written when it exits
+// (test/helpers/service/record-loaded-modules.mjs). Schema compilers are not loaded either:
+// every validator and serializer comes from the build (src/schemas/precompiled.ts).
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
+import { freePort } from '../helpers/infra/free-port.js';
+import { spawnMain, waitUntilAnswering } from '../helpers/service/main-process.js';
+
+const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
+const RECORDER = fileURLToPath(new URL('../helpers/service/record-loaded-modules.mjs', import.meta.url));
+const REFERENCE_PACKAGES = ['@fastify/swagger/', '@fastify/swagger-ui/', '@fastify/static/', 'yaml/'];
+/** What compiles a schema (the build made every function: dist/compiled-schemas.cjs) or injects a request. */
+const COMPILER_PACKAGES = ['@fastify/ajv-compiler/', '@fastify/fast-json-stringify-compiler/', 'ajv/dist/ajv.js', 'fast-json-stringify/index.js', 'light-my-request/'];
+const dir = mkdtempSync(join(tmpdir(), 'lazy-loading-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Starts the service, makes `requests`, stops it; the packages (node_modules/…) it loaded. */
+async function packagesLoadedServing(paths: string[], name: string): Promise<string[]> {
+  const port = await freePort();
+  const loadedFile = join(dir, `${name}.txt`);
+  const service = spawnMain(
+    {
+      SECRET_TOKEN: 'lazy-loading-test-secret-0123456789abcdef',
+      DB_URL: `sqlite:${join(dir, `${name}.db`)}`,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      NODE_OPTIONS: `--import ${RECORDER}`,
+      LOADED_MODULES_FILE: loadedFile,
+    },
+    dir,
+  );
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilAnswering(baseUrl, service);
+    const token = await fetch(`${baseUrl}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }),
+    });
+    expect(token.status).toBe(200);
+    const { data } = (await token.json()) as { data: { token: string } };
+    const headers = { authorization: `Bearer ${data.token}` };
+    for (const path of paths) expect((await fetch(`${baseUrl}${path}`, { headers })).status, path).toBe(200);
+  } finally {
+    service.child.kill('SIGTERM');
+    await service.exited;
+  }
+  return readFileSync(loadedFile, 'utf8')
+    .split('\n')
+    .filter((file) => file.includes('/node_modules/'))
+    .map((file) => file.slice(file.lastIndexOf('/node_modules/') + '/node_modules'.length));
+}
+
+/** Which of `names` (a package's folder, or one of its files) are among the `loaded` files. */
+function among(loaded: string[], names: string[]): string[] {
+  return names.filter((name) => loaded.some((file) => file.startsWith(`/${name}`)));
+}
+
+describe('loaded on first use', () => {
+  it('a process that serves the API, its health and its metrics never loads the API reference’s packages, nor a schema compiler', async () => {
+    const loaded = await packagesLoadedServing(['/healthz', '/readyz', '/metrics', '/books'], 'api-only');
+    expect(loaded.length).toBeGreaterThan(0); // the recorder works: better-sqlite3, pino, …
+    expect(among(loaded, REFERENCE_PACKAGES)).toEqual([]);
+    expect(among(loaded, COMPILER_PACKAGES)).toEqual([]);
+  });
+
+  it('the first GET /openapi.json or /docs loads them, and the answers are the reference’s', async () => {
+    const loaded = await packagesLoadedServing(['/openapi.json', '/docs', '/docs/static/swagger-ui.css'], 'reference');
+    expect(among(loaded, REFERENCE_PACKAGES)).toEqual(REFERENCE_PACKAGES);
+  });
+
+  it('the bundle holds no copy of them: they are required from node_modules when first needed', () => {
+    // esbuild heads each module it bundled with its file: `// node_modules/<package>/<file>`.
+    const bundled = readdirSync(DIST)
+      .filter((name) => name.endsWith('.js'))
+      .flatMap((name) => [...readFileSync(join(DIST, name), 'utf8').matchAll(/^\/\/ node_modules(\/\S+)$/gm)].map((match) => match[1] ?? ''));
+    expect(bundled.length).toBeGreaterThan(0);
+    expect(among(bundled, [...REFERENCE_PACKAGES, ...COMPILER_PACKAGES])).toEqual([]);
+  });
+});
