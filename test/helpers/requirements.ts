@@ -82,13 +82,13 @@ function check(requirement: Requirement): Unmet | undefined {
 }
 
 /**
- * `describeIf(requirement)(title, suite)`: `describe(title, suite)` when the requirement is met.
- * Otherwise the suite is skipped with a warning saying what is missing, except under CI, where
- * one failing test says it instead.
+ * `describeIf(requirement, …)(title, suite)`: `describe(title, suite)` when every requirement is
+ * met. Otherwise the suite is skipped with a warning saying what is missing (the first one
+ * unmet), except under CI, where one failing test says it instead.
  */
-export function describeIf(requirement: Requirement) {
+export function describeIf(...requirements: [Requirement, ...Requirement[]]) {
   return (title: string, suite: () => void): void => {
-    const unmet = check(requirement);
+    const unmet = requirements.map(check).find((reason) => reason !== undefined);
     if (unmet === undefined) {
       describe(title, suite);
     } else if ('leftOut' in unmet) {
