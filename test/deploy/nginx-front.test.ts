@@ -318,6 +318,7 @@ describeIf('postgres', 'redis-server', 'nginx')('nginx in front of two instances
       ['POST', '/token%00', 404, 'Route not found'],
       ['GET', '/../books', 404, 'Route not found'],
       ['GET', '/%zz', 400, 'Bad request'],
+      ['OPTIONS', '*', 404, 'Route not found'],
     ];
     for (const [method, path, status, message] of cases) {
       // With a token (the service's answer to it), and without: nginx has not read the headers
@@ -335,7 +336,7 @@ describeIf('postgres', 'redis-server', 'nginx')('nginx in front of two instances
     }
   });
 
-  it('malformed requests over a raw socket: 400 "Bad request" envelopes, as from the service', async () => {
+  it('malformed requests over a raw socket: 400 "Bad request" envelopes, as from the service (but for CONNECT and Host)', async () => {
     const malformed: Array<[string, Buffer]> = [
       ['not HTTP', Buffer.from('GARBAGE\r\n\r\n')],
       ['no Host in HTTP/1.1', Buffer.from('GET /books HTTP/1.1\r\nConnection: close\r\n\r\n')],
@@ -348,6 +349,8 @@ describeIf('postgres', 'redis-server', 'nginx')('nginx in front of two instances
       ['raw UTF-8 in the query', Buffer.from('GET /books?q=é HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 'utf8')],
       ['HTTP/2.0 on the request line', Buffer.from('GET /books HTTP/2.0\r\nHost: x\r\n\r\n')],
       ['a header name with a space', Buffer.from('GET /books HTTP/1.1\r\nHost: x\r\nNo Colon: 1\r\n\r\n')],
+      ['CONNECT (the service closes without an answer)', Buffer.from('CONNECT books.example:443 HTTP/1.1\r\nHost: books.example:443\r\n\r\n')],
+      ['a Host that is no host name (the service does not read Host)', Buffer.from('GET /books HTTP/1.1\r\nHost: a/b\r\n\r\n')],
     ];
     for (const [name, bytes] of malformed) {
       const answer = answerOf(await rawExchange(nginx.port, (socket) => void socket.write(bytes), { timeoutMs: 5_000 }));
