@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { describe, it } from 'vitest';
 import { CHROMIUM } from './infra/chromium.js';
 import { privateGaleraUnavailable } from './infra/galera-cluster.js';
+import { nginxMissing } from './infra/nginx.js';
 import { privatePostgresUnavailable } from './infra/postgres-cluster.js';
 import { redisServerMissing } from './infra/redis-server.js';
 import { STORE_KINDS } from './stores/dialects.js';
@@ -31,7 +32,9 @@ export type Requirement =
   /** redis-server (REDIS_SERVER), for a private Redis. */
   | 'redis-server'
   /** Chromium (CHROMIUM_PATH), for the browser tests. */
-  | 'chromium';
+  | 'chromium'
+  /** nginx (NGINX), for the reverse-proxy front of deploy/nginx. */
+  | 'nginx';
 
 /** Why a requirement is not met: missing (a failure under CI), or left out by DIALECTS (skipped even there). */
 type Unmet = { missing: string } | { leftOut: string };
@@ -78,17 +81,19 @@ function check(requirement: Requirement): Unmet | undefined {
       return missing(redisServerMissing());
     case 'chromium':
       return missing(existsSync(CHROMIUM) ? undefined : `${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`);
+    case 'nginx':
+      return missing(nginxMissing());
   }
 }
 
 /**
- * `describeIf(requirement)(title, suite)`: `describe(title, suite)` when the requirement is met.
- * Otherwise the suite is skipped with a warning saying what is missing, except under CI, where
- * one failing test says it instead.
+ * `describeIf(requirement, …)(title, suite)`: `describe(title, suite)` when every requirement is
+ * met. Otherwise the suite is skipped with a warning saying what is missing (the first one
+ * unmet), except under CI, where one failing test says it instead.
  */
-export function describeIf(requirement: Requirement) {
+export function describeIf(...requirements: [Requirement, ...Requirement[]]) {
   return (title: string, suite: () => void): void => {
-    const unmet = check(requirement);
+    const unmet = requirements.map(check).find((reason) => reason !== undefined);
     if (unmet === undefined) {
       describe(title, suite);
     } else if ('leftOut' in unmet) {

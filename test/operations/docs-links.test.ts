@@ -1,14 +1,18 @@
-// The documentation stays true to the repository: every relative link in README.md and docs/*.md
-// names a file that exists (and a heading that exists, when it names one), and docs/layout.md
-// lists exactly the files under src/, web/, test/, scripts/ and bench/, no more, no fewer.
+// The documentation stays true to the repository: every relative link in README.md, docs/*.md
+// and the READMEs under deploy/ names a file that exists (and a heading that exists, when it names one), and docs/layout.md
+// lists exactly the files under src/, web/, test/, scripts/, bench/ and deploy/, no more, no fewer.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
-const LAID_OUT = ['src', 'web', 'test', 'scripts', 'bench'];
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`),
+  ...filesUnder('deploy').filter((name) => name.endsWith('.md')),
+];
+const LAID_OUT = ['src', 'web', 'test', 'scripts', 'bench', 'deploy'];
 
 /** The text outside fenced code blocks and inline code, where links are links. */
 function prose(markdown: string): string {
@@ -73,7 +77,7 @@ describe('documentation', () => {
     expect(brokenLinks(file)).toEqual([]);
   });
 
-  it('docs/layout.md lists every file under src/, web/, test/, scripts/ and bench/, and nothing else', () => {
+  it('docs/layout.md lists every file under src/, web/, test/, scripts/, bench/ and deploy/, and nothing else', () => {
     const listed = filesInLayout();
     const present = LAID_OUT.flatMap(filesUnder);
     expect(present.filter((file) => !listed.includes(file)), 'files missing from docs/layout.md').toEqual([]);

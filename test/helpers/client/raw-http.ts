@@ -26,6 +26,8 @@ export interface RawExchange {
 export interface RawExchangeOptions {
   timeoutMs?: number;
   host?: string;
+  /** The client's own address (e.g. 127.0.0.2: another loopback client, for a proxy in front). */
+  localAddress?: string;
   /**
    * Keep reading until the server closes (or the timeout), rather than resolving on the
    * first complete response. Needed to observe whether and when the server closes.
@@ -42,14 +44,14 @@ export interface RawExchangeOptions {
 export function rawExchange(
   port: number,
   send: (socket: Socket) => void | Promise<void>,
-  { timeoutMs = 10_000, host = '127.0.0.1', untilClose = false, head = false }: RawExchangeOptions = {},
+  { timeoutMs = 10_000, host = '127.0.0.1', localAddress, untilClose = false, head = false }: RawExchangeOptions = {},
 ): Promise<RawExchange> {
   return new Promise((resolve) => {
     const started = Date.now();
     const chunks: Buffer[] = [];
     let error: string | undefined;
     let settled = false;
-    const socket = connect({ port, host });
+    const socket = connect({ port, host, localAddress });
     const finish = (closed: boolean) => {
       if (settled) return;
       settled = true;
