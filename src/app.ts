@@ -60,6 +60,7 @@ export async function buildApp({ config, store, logger, loginLimiter, schemaComp
       maxHeaderSize: MAX_HEADER_BYTES,
       headersTimeout: Math.min(20_000, config.http.requestTimeoutMs),
       connectionsCheckingInterval: 1_000, // how often Node enforces the two timeouts above
+      requireHostHeader: false, // a request without Host gets the 400 envelope (plugins/app/request-headers.ts), not Node's bare 400
     },
   };
   // What reaches below Fastify's and Node's public behaviour (src/http/node), as HTTP_MACHINERY sets it.

@@ -88,25 +88,29 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
 /**
  * Errors Node raises before a request exists (header overflow, malformed request line,
  * request timeout): answer with an envelope if the socket can still take it, then close.
- * (With the Node HTTP layer's finish-answers-on-client-error part on, the answers still owed
- * to complete requests on the socket go out first: src/http/node/client-error.ts.)
+ * Answered when nothing was written on the connection yet, as Node does, or when `afterAnswers`
+ * says every earlier request on it was answered in full (the Node HTTP layer's
+ * finish-answers-on-client-error part knows, and calls this once those answers are out:
+ * src/http/node/client-error.ts); else the bytes could land inside an answer the client is
+ * still reading, and the connection is only closed.
  */
-export function handleClientError(error: Error & { code?: string }, socket: Socket) {
+export function handleClientError(error: Error & { code?: string }, socket: Socket, afterAnswers = false) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (!socket.writable || (socket.bytesWritten > 0 && !afterAnswers)) {
+    socket.destroy();
+    return;
+  }
   const status =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
   const message = GENERIC_MESSAGES[status] ?? STATUS_CODES[status] ?? Messages.badRequest;
   const body = JSON.stringify(errorEnvelope(status, message));
-  // As Node does: only when nothing was written on this socket yet, else the bytes would
-  // land after (or inside) a response the client already has.
-  if (socket.writable && socket.bytesWritten === 0) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        Object.entries(SECURITY_HEADERS)
-          .map(([name, value]) => `${name}: ${value}\r\n`)
-          .join('') +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy();
+  // Closed once the answer is flushed (earlier answers may still be in the socket's buffer).
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      Object.entries(SECURITY_HEADERS)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('') +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
 }

@@ -246,6 +246,49 @@ describe('sqlite', () => {
       if (responses[1] !== undefined) expect(responses[1]).toMatch(/^HTTP\/1\.1 (400|414|431) /);
       await expectStillAnswering(service.client, token);
     });
+
+    // Found through a reverse proxy (deploy/nginx): a bad request on a connection that already
+    // carried one was closed without an answer, as Node does, and the proxy took the instance
+    // for a failed one. Every earlier answer is out whole, so the error is answered too.
+    // Tests finish-answers-on-client-error: skipped when HTTP_MACHINERY turns it off.
+    it.skipIf(!machinery.finishAnswersOnClientError).each([
+      ['a raw UTF-8 byte in the URL', Buffer.from('GET /book/\xc3\xa9 HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1'), 400, 'Bad request'],
+      ['a control character in a header value', Buffer.from('GET /books HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n', 'latin1'), 400, 'Bad request'],
+      ['headers over 128 KiB', () => requestBytes({ method: 'GET', path: '/books', headers: [['X-Big', 'a'.repeat(OVER)]] }), 431, 'Request Header Fields Too Large'],
+    ] as const)('%s after a first request on a keep-alive connection: the first answered, then the envelope, then the close', async (_name, bad, status, message) => {
+      const first = requestBytes({ method: 'GET', path: '/books', headers: [['Authorization', token], ['Connection', 'keep-alive']] });
+      const second = typeof bad === 'function' ? bad() : bad;
+      for (const pause of [200, 0]) {
+        // Written after the first answer, or sent with the first request (pipelined).
+        const exchange = await rawExchange(
+          port,
+          async (socket) => {
+            await write(socket, first);
+            if (pause > 0) await sleep(pause);
+            await write(socket, second);
+          },
+          { timeoutMs: 10_000, untilClose: true },
+        );
+        expect(exchange.closed).toBe(true);
+        const text = exchange.received.toString('latin1');
+        const responses = text.split(/(?=HTTP\/1\.1 \d{3} )/).filter((part) => part !== '');
+        expect(responses, text.slice(0, 2000)).toHaveLength(2);
+        expect(responses[0]).toMatch(/^HTTP\/1\.1 200 /);
+        expect(responses[1]).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+        expect(responses[1]).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+        expect(JSON.parse(responses[1]!.slice(responses[1]!.indexOf('\r\n\r\n') + 4))).toEqual({ status, message, data: null });
+      }
+      await expectStillAnswering(service.client, token);
+    });
+
+    it('an HTTP/1.1 request without Host → 400 "Bad request" envelope (RFC 9112 §3.2); HTTP/1.0 needs none', async () => {
+      const exchange = await rawExchange(port, (socket) => void socket.write('GET /healthz HTTP/1.1\r\n\r\n'), { timeoutMs: 5_000, untilClose: true });
+      expect(exchange.closed).toBe(true);
+      expect(exchange.response?.status).toBe(400);
+      expect(JSON.parse(exchange.response?.body ?? '')).toEqual({ status: 400, message: 'Bad request', data: null });
+      const old = await rawExchange(port, (socket) => void socket.write('GET /healthz HTTP/1.0\r\n\r\n'), { timeoutMs: 5_000, untilClose: true });
+      expect(old.response?.status).toBe(200);
+    });
   });
 
   describe('REQUEST_TIMEOUT=2: slow clients are cut off', () => {

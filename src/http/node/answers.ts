@@ -46,3 +46,11 @@ export function lastAnswerOwed(socket: Socket): ServerResponse | undefined {
   }
   return undefined;
 }
+
+/**
+ * Whether the last request read on `socket` arrived whole (true too when none was read): bytes
+ * after it are the start of another request.
+ */
+export function lastRequestArrived(socket: Socket): boolean {
+  return latestAnswers.get(socket)?.last.req.complete ?? true;
+}
