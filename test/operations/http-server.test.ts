@@ -58,6 +58,17 @@ describe.skipIf(!machinery.answerInTurns)('answerInTurns: the scheduler', () => 
     expect(answered).toEqual(['1', '2', '3', '4', '5', '6']);
   });
 
+  it('a connection accepted in a turn with no request to answer does not shrink a later turn’s batch', async () => {
+    const answered: string[] = [];
+    const turns = answerInTurns((request) => answered.push(nameOf(request)), sizes);
+    turns.connectionAccepted(); // an idle turn: a client connected, sent nothing yet
+    await nextTurn();
+    await nextTurn();
+    arrive(turns, ['1', '2', '3', '4']);
+    await nextTurn();
+    expect(answered).toEqual(['1', '2', '3', '4']);
+  });
+
   it('a handler that throws does not leave the requests behind it unanswered', async () => {
     const answered: string[] = [];
     const thrown: unknown[] = [];

@@ -46,6 +46,13 @@ export function answerInTurns(
   const waiting: (IncomingMessage | ServerResponse)[] = [];
   let scheduled = false;
   let accepted = false;
+  let forgetting = false;
+
+  /** The end of a turn that accepted a connection but has no request to answer: it is over. */
+  function forgetAccepted() {
+    forgetting = false;
+    if (!scheduled) accepted = false;
+  }
 
   function answerSome() {
     const size = accepted ? sizes.perTurnWhileAccepting : sizes.perTurn;
@@ -78,6 +85,11 @@ export function answerInTurns(
     /** A 'connection' listener: this turn accepted a connection, more may be waiting. */
     connectionAccepted() {
       accepted = true;
+      // Counted only for this turn's batch: without one, forgotten at the turn's end.
+      if (!scheduled && !forgetting) {
+        forgetting = true;
+        setImmediate(forgetAccepted);
+      }
     },
   };
 }
