@@ -1,8 +1,8 @@
 // The server span of each request: one onRequest hook, registered before every other plugin,
 // that continues the caller's trace (W3C `traceparent`, OTEL_PROPAGATORS), names the span
 // after the route template (`GET /book/:id`; `GET` alone when no route matched), runs the rest
-// of the request in its context (so the store's spans find it), and ends it when the response
-// is done or cut off. The request's log line carries its `trace_id` and `span_id`.
+// of the request in its context (so the store's spans find it; Fastify carries the context over
+// a body that arrives later), and ends it when the response is done or cut off. The request's log line carries its `trace_id` and `span_id`.
 //
 // Why not @fastify/otel: it records `url.path` as the raw URL (query string included), which
 // cannot be taken back off a span; it ends the span when the response starts (before a
@@ -11,7 +11,6 @@
 // semantic conventions' for a server span, minus `url.path`: the route template says which
 // operation it was, and the raw path (ids, whatever a client typed) stays in the log line.
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type ContextManager, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
-import type { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   ATTR_CLIENT_ADDRESS,
   ATTR_ERROR_TYPE,
@@ -32,7 +31,7 @@ const UNTRACED_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/m
 /** The methods the conventions name; any other is `_OTHER`. */
 const KNOWN_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 
-export function httpSpans(tracer: Tracer, contexts: ContextManager & Pick<AsyncLocalStorageContextManager, 'bind'>, propagator: TextMapPropagator): FastifyPluginCallback {
+export function httpSpans(tracer: Tracer, contexts: ContextManager, propagator: TextMapPropagator): FastifyPluginCallback {
   function startServerSpan(request: FastifyRequest, reply: FastifyReply, next: () => void) {
     const route = request.routeOptions.url;
     if (route !== undefined && UNTRACED_ROUTES.has(route)) {
@@ -56,8 +55,6 @@ export function httpSpans(tracer: Tracer, contexts: ContextManager & Pick<AsyncL
     const { traceId, spanId } = span.spanContext();
     request.log = request.log.child({ trace_id: traceId, span_id: spanId });
     reply.log = request.log;
-    // The body arrives in the request stream's own callbacks: bound, they run in the request's context too.
-    contexts.bind(context, request.raw);
     reply.raw.once('close', () => endServerSpan(span, reply));
     contexts.with(context, next);
   }

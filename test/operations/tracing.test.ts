@@ -9,7 +9,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient, type ApiResponse } from '../helpers/client/api-client.js';
-import { sendTogether } from '../helpers/client/raw-http.js';
+import { portOf, rawExchange, requestBytes, sendTogether } from '../helpers/client/raw-http.js';
 import { freePort } from '../helpers/infra/free-port.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/infra/otlp-receiver.js';
 import { createPrivateRedis, type PrivateRedis } from '../helpers/infra/redis-server.js';
@@ -188,6 +188,24 @@ forEachStore((kind) => {
       expect(server.attributes['http.route']).toBeUndefined();
       expect(server.attributes['http.response.status_code']).toBe(404);
       expect(server.statusCode).toBe(0);
+    });
+
+    it("a body that arrives after its headers: the request's query is still in its trace (the body is read in the request's context)", async () => {
+      const caller = callerSpan();
+      const body = JSON.stringify({ title: `${title} late`, author, year: 2001 });
+      const head = requestBytes({
+        method: 'POST',
+        path: '/book',
+        headers: [['Authorization', token], ['traceparent', caller.traceparent], ['Content-Type', 'application/json'], ['Content-Length', String(body.length)]],
+      });
+      const exchange = await rawExchange(portOf(service.baseUrl), async (socket) => {
+        socket.write(head);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        socket.write(body);
+      });
+      expect(exchange.response?.status).toBe(201);
+      const trace = await traceWith(caller.traceId, 1);
+      expect(childrenOf(trace, serverSpanOf(trace)).map((span) => span.name)).toEqual(['INSERT books']);
     });
 
     // Shared queries need requests that arrive in one turn (HTTP_MACHINERY's answerInTurns).
