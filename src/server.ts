@@ -38,7 +38,7 @@ export async function startServer(config: Readonly<Config>, logger: Logger, opti
   try {
     store = await openStore(config.store, logger, tracing);
   } catch (error) {
-    await tracing.shutdown(0);
+    await tracing.shutdown(TRACE_FLUSH_MS);
     throw error;
   }
   let app: App;
@@ -46,7 +46,7 @@ export async function startServer(config: Readonly<Config>, logger: Logger, opti
     app = await buildApp({ config, store, logger, loginLimiter: options.loginLimiter, tracing });
   } catch (error) {
     await store.close().catch(() => undefined);
-    await tracing.shutdown(0);
+    await tracing.shutdown(TRACE_FLUSH_MS);
     throw error;
   }
   try {
@@ -54,7 +54,7 @@ export async function startServer(config: Readonly<Config>, logger: Logger, opti
   } catch (error) {
     await app.close().catch(() => undefined);
     await store.close().catch(() => undefined);
-    await tracing.shutdown(0);
+    await tracing.shutdown(TRACE_FLUSH_MS);
     throw new StartupError(describeListenFailure(error, config.http), { cause: error });
   }
   const address = app.server.address();
