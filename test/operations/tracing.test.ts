@@ -290,10 +290,26 @@ forEachStore((kind) => {
       const caller = callerSpan();
       expect((await client.request('DELETE', `/book/${book.id}`, { token: fresh, headers: { traceparent: caller.traceparent } })).status).toBe(200);
       await traceWith(caller.traceId, 1);
+      // A create with an Idempotency-Key: its key claimed, then its book and its answer written.
+      const idempotencyKey = `key-${randomUUID()}`;
+      const keyed = callerSpan();
+      const created = await client.request('POST', '/book', {
+        token: fresh,
+        body: { title, author, year: 2024 },
+        headers: { traceparent: keyed.traceparent, 'idempotency-key': idempotencyKey },
+      });
+      expect(created.status).toBe(201);
+      const keyedTrace = await traceWith(keyed.traceId, 2);
+      const names = keyedTrace.filter((span) => span.kind === CLIENT).map((span) => span.name);
+      expect(names).toContain('INSERT idempotency_keys');
+      expect(names).toContain('INSERT books');
+      // Every one of them under the request's span (directly, or in a transaction under it).
+      const inTrace = new Set(keyedTrace.map((span) => span.spanId));
+      for (const span of keyedTrace) if (span.kind === CLIENT) expect(inTrace.has(span.parentSpanId), span.name).toBe(true);
 
       const spans = receiver.spans().filter((span) => span.resource['process.pid'] === process.pid);
       expect(spans.filter((span) => span.name === 'POST /token').length).toBeGreaterThanOrEqual(2);
-      const secrets = [USERNAME, PASSWORD, SECRET, token, fresh, DB_PASSWORD, title, author, 'Bearer'];
+      const secrets = [USERNAME, PASSWORD, SECRET, token, fresh, DB_PASSWORD, title, author, 'Bearer', idempotencyKey];
       for (const span of spans) {
         for (const secret of secrets) expect(span.text, `span ${span.name}`).not.toContain(secret);
         expect(span.text, `span ${span.name}`).not.toMatch(/\/book\/\d/);
