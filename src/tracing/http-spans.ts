@@ -25,6 +25,7 @@ import {
 } from '@opentelemetry/semantic-conventions';
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Logger } from 'pino';
 
 /** Polled by machines every few seconds: traced, they would drown the requests that matter. */
 const UNTRACED_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
@@ -40,8 +41,13 @@ export function httpSpans(tracer: Tracer, contexts: ContextManager, propagator: 
     }
     const parent = propagator.extract(ROOT_CONTEXT, request.headers, HEADERS);
     const method = KNOWN_METHODS.has(request.method) ? request.method : '_OTHER';
+    const span = tracer.startSpan(route === undefined ? method : `${method} ${route}`, { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method } }, parent);
+    // Not sampled: nothing is recorded, so nothing to carry through the request either.
+    if (!span.isRecording()) {
+      next();
+      return;
+    }
     const attributes: Attributes = {
-      [ATTR_HTTP_REQUEST_METHOD]: method,
       [ATTR_URL_SCHEME]: request.protocol,
       [ATTR_SERVER_ADDRESS]: request.hostname,
       [ATTR_CLIENT_ADDRESS]: request.ip,
@@ -50,13 +56,12 @@ export function httpSpans(tracer: Tracer, contexts: ContextManager, propagator: 
     if (request.port !== null) attributes[ATTR_SERVER_PORT] = request.port;
     if (route !== undefined) attributes[ATTR_HTTP_ROUTE] = route;
     if (method === '_OTHER') attributes[ATTR_HTTP_REQUEST_METHOD_ORIGINAL] = request.method;
-    const span = tracer.startSpan(route === undefined ? method : `${method} ${route}`, { kind: SpanKind.SERVER, attributes }, parent);
-    const context = trace.setSpan(parent, span);
+    span.setAttributes(attributes);
     const { traceId, spanId } = span.spanContext();
-    request.log = request.log.child({ trace_id: traceId, span_id: spanId });
-    reply.log = request.log;
+    // Fastify's logger for this request (and its reply) is a pino child of its own: its bindings take the ids.
+    (request.log as Logger).setBindings({ trace_id: traceId, span_id: spanId });
     reply.raw.once('close', () => endServerSpan(span, reply));
-    contexts.with(context, next);
+    contexts.with(trace.setSpan(parent, span), next);
   }
 
   return fp(

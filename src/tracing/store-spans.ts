@@ -18,12 +18,11 @@ import {
 } from '@opentelemetry/semantic-conventions';
 import type { BookOperations, BookStoreDriver, TransactionScope } from '../store/driver.js';
 import type { RunQuery } from '../store/books-table.js';
-import type { WorkSpans } from './work-spans.js';
+import type { RunOptions, WorkSpans } from './work-spans.js';
 
 /** The attribute db.system.name replaced; many backends still read it. */
 const ATTR_DB_SYSTEM = 'db.system';
-/** A transaction: BEGIN, its statements (child spans), COMMIT. */
-const TRANSACTION = 'TRANSACTION';
+
 /** Statement texts seen by `runWrite`/`runRead`, and what they are (a fixed, small set: the code's own). */
 const MAX_DESCRIBED_TEXTS = 256;
 
@@ -35,16 +34,23 @@ interface Operation {
 export function traceDriver(driver: BookStoreDriver, spans: WorkSpans): BookStoreDriver {
   const nodes = new NodeAttributes(driver);
   const described = new Map<string, Operation>();
+  /** Each operation's span name and attributes, made once per database (a MySQL URL's nodes may be MySQL and MariaDB). */
+  const made = new WeakMap<Operation, { system: string; spanName: string; attributes: Attributes }>();
+  const options = { atEnd: nodes.inUse };
+  const withChildren = { atEnd: nodes.inUse, parentOfMore: true };
 
   /** Runs `work` as the span of `operation`. */
-  const inSpan = <T>({ name, collection }: Operation, work: () => Promise<T>): Promise<T> => {
-    const attributes: Attributes = {
-      [ATTR_DB_SYSTEM_NAME]: driver.databaseSystem(),
-      [ATTR_DB_SYSTEM]: driver.databaseSystem(),
-      [ATTR_DB_OPERATION_NAME]: name,
-    };
-    if (collection !== undefined) attributes[ATTR_DB_COLLECTION_NAME] = collection;
-    return spans.run(collection === undefined ? name : `${name} ${collection}`, attributes, work, nodes.inUse);
+  const inSpan = <T>(operation: Operation, work: () => Promise<T>, runOptions: RunOptions = options): Promise<T> => {
+    const system = driver.databaseSystem();
+    let span = made.get(operation);
+    if (span?.system !== system) {
+      const { name, collection } = operation;
+      const attributes: Attributes = { [ATTR_DB_SYSTEM_NAME]: system, [ATTR_DB_SYSTEM]: system, [ATTR_DB_OPERATION_NAME]: name };
+      if (collection !== undefined) attributes[ATTR_DB_COLLECTION_NAME] = collection;
+      span = { system, spanName: collection === undefined ? name : `${name} ${collection}`, attributes };
+      made.set(operation, span);
+    }
+    return spans.run(span.spanName, span.attributes, work, runOptions);
   };
   const traced =
     <A extends unknown[], R>(operation: Operation, method: (...args: A) => Promise<R>) =>
@@ -80,7 +86,7 @@ export function traceDriver(driver: BookStoreDriver, spans: WorkSpans): BookStor
     selectPage: traced(SELECT_BOOKS, driver.selectPage),
     selectByIds: driver.selectByIds && traced(SELECT_BOOKS, driver.selectByIds),
     insertBookWithAnswer: driver.insertBookWithAnswer && traced(INSERT_BOOKS, driver.insertBookWithAnswer),
-    transaction: (work) => inSpan({ name: TRANSACTION, collection: undefined }, () => driver.transaction((tx) => work(scope(tx)))),
+    transaction: (work) => inSpan(TRANSACTION, () => driver.transaction((tx) => work(scope(tx))), withChildren),
     runWrite: tracedRun(driver.runWrite),
     runRead: tracedRun(driver.runRead),
     // Getters, as the MySQL module's are: present only once the node in use is known to have them.
@@ -99,6 +105,8 @@ const UPDATE_BOOKS: Operation = { name: 'UPDATE', collection: 'books' };
 const DELETE_BOOKS: Operation = { name: 'DELETE', collection: 'books' };
 const INSERT_KEYS: Operation = { name: 'INSERT', collection: 'idempotency_keys' };
 const UPDATE_KEYS: Operation = { name: 'UPDATE', collection: 'idempotency_keys' };
+/** A transaction: BEGIN, its statements (child spans), COMMIT. */
+const TRANSACTION: Operation = { name: 'TRANSACTION', collection: undefined };
 
 /** A statement's first keyword and the first table it names: `DELETE idempotency_keys`. */
 export function describeStatement(sql: string): Operation {

@@ -10,7 +10,8 @@
 //   - each copy but the first links to the first, so that a backend can tell they are one query
 //     (count database work by the copies without a link).
 //
-// Work that serves no traced request (the key purge, startup, an untraced route) gets no span.
+// Work that serves no recorded request (the key purge, startup, an untraced route, an unsampled
+// trace) gets no span, and costs a context lookup.
 import {
   ROOT_CONTEXT,
   SpanKind,
@@ -29,8 +30,16 @@ import type { BatchRequests } from './tracing.js';
 /** How many requests a shared query served (on each of its copies); absent when it served one. */
 export const ATTR_SHARED_QUERY_SIZE = 'book.shared_query.size';
 
-/** In a context: the spans of the requests the work running in it serves, when there are several. */
+/** In a context: the (recording) spans of the requests the work running in it serves, when there are several. */
 const SERVED = createContextKey('book-service: the spans of the requests served');
+const NONE: readonly Span[] = [];
+
+export interface RunOptions {
+  /** Attributes known only once the work is done. */
+  atEnd?: () => Attributes | undefined;
+  /** Spans started by the work are children of this one. */
+  parentOfMore?: boolean;
+}
 
 export class WorkSpans {
   constructor(
@@ -48,33 +57,43 @@ export class WorkSpans {
   }
 
   /**
-   * Runs `work` under a span in the trace of each request it serves (none: without a span).
-   * `attributesAtEnd` adds what is known only once the work is done (the database node that
-   * answered). A failure sets the span's status and `error.type` (a code or class name, never
-   * a message: a database's messages may quote values).
+   * Runs `work` under a span in the trace of each request it serves that is being recorded
+   * (none: without a span; an unsampled trace records nothing). `atEnd` adds what is known only
+   * once the work is done (the database node that answered); `parentOfMore`: spans started by
+   * `work` are children of this one (a transaction's statements), which costs running it in a
+   * context of its own. A failure sets the span's status and `error.type` (a code or class
+   * name, never a message: a database's messages may quote values).
    */
-  async run<T>(name: string, attributes: Attributes, work: () => Promise<T>, attributesAtEnd?: () => Attributes | undefined): Promise<T> {
-    const active = this.contexts.active();
-    const parents = (active.getValue(SERVED) as Span[] | undefined) ?? spanIn(active);
+  run<T>(name: string, attributes: Attributes, work: () => Promise<T>, options: RunOptions = {}): Promise<T> {
+    const parents = this.recordingParents();
     if (parents.length === 0) return work();
     const spans = this.startEach(name, attributes, parents);
-    let failure: unknown;
+    let running: Promise<T>;
     try {
-      return await this.contexts.with(contextServing(spans), work);
+      running = options.parentOfMore ? this.contexts.with(contextServing(spans), work) : work();
     } catch (error) {
-      failure = error;
+      endAll(spans, options.atEnd, error);
       throw error;
-    } finally {
-      const atEnd = attributesAtEnd?.();
-      for (const span of spans) {
-        if (atEnd) span.setAttributes(atEnd);
-        if (failure !== undefined) {
-          span.setAttribute(ATTR_ERROR_TYPE, errorType(failure));
-          span.setStatus({ code: SpanStatusCode.ERROR });
-        }
-        span.end();
-      }
     }
+    return running.then(
+      (result) => {
+        endAll(spans, options.atEnd, undefined);
+        return result;
+      },
+      (error: unknown) => {
+        endAll(spans, options.atEnd, error);
+        throw error;
+      },
+    );
+  }
+
+  /** The recording spans of the requests the work running now serves. */
+  private recordingParents(): readonly Span[] {
+    const active = this.contexts.active();
+    const served = active.getValue(SERVED) as Span[] | undefined;
+    if (served) return served;
+    const span = trace.getSpan(active);
+    return span?.isRecording() ? [span] : NONE;
   }
 
   /** One span under each parent; copies after the first link to it. */
@@ -98,15 +117,26 @@ export class WorkSpans {
       if (asker === undefined) continue;
       const served = asker.getValue(SERVED) as Span[] | undefined;
       if (served) spans.push(...served);
-      else spans.push(...spanIn(asker));
+      else {
+        const span = trace.getSpan(asker);
+        if (span?.isRecording()) spans.push(span);
+      }
     }
     return this.contexts.with(contextServing(spans), work);
   }
 }
 
-function spanIn(context: Context): Span[] {
-  const span = trace.getSpan(context);
-  return span ? [span] : [];
+/** Where its spans end: the attributes known at the end, and the failure, if any. */
+function endAll(spans: readonly Span[], atEnd: (() => Attributes | undefined) | undefined, failure: unknown) {
+  const attributes = atEnd?.();
+  for (const span of spans) {
+    if (attributes) span.setAttributes(attributes);
+    if (failure !== undefined) {
+      span.setAttribute(ATTR_ERROR_TYPE, errorType(failure));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
+  }
 }
 
 /** The context for work that serves the requests of these spans (none: outside any trace). */
