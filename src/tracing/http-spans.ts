@@ -42,9 +42,12 @@ export function httpSpans(tracer: Tracer, contexts: ContextManager, propagator: 
     const parent = propagator.extract(ROOT_CONTEXT, request.headers, HEADERS);
     const method = KNOWN_METHODS.has(request.method) ? request.method : '_OTHER';
     const span = tracer.startSpan(route === undefined ? method : `${method} ${route}`, { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method } }, parent);
-    // Not sampled: nothing is recorded, so nothing to carry through the request either.
+    // Not sampled: nothing is recorded. The request runs outside any trace, never in one it
+    // could inherit from the callback that started it (a pipelined request may start from the
+    // answer before it): usually it is outside one already, which costs nothing to keep.
     if (!span.isRecording()) {
-      next();
+      if (contexts.active() === ROOT_CONTEXT) next();
+      else contexts.with(ROOT_CONTEXT, next);
       return;
     }
     const attributes: Attributes = {

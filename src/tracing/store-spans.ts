@@ -8,7 +8,7 @@
 // and table (`db.operation.name`, `db.collection.name`, e.g. `SELECT books`), the node that
 // answered (`server.address`, `server.port`, from DB_URL's host list, never its credentials).
 // Never the SQL text, its parameters or any value read or written.
-import type { Attributes } from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
 import {
   ATTR_DB_COLLECTION_NAME,
   ATTR_DB_OPERATION_NAME,
@@ -39,8 +39,8 @@ export function traceDriver(driver: BookStoreDriver, spans: WorkSpans): BookStor
   const options = { atEnd: nodes.inUse };
   const withChildren = { atEnd: nodes.inUse, parentOfMore: true };
 
-  /** Runs `work` as the span of `operation`. */
-  const inSpan = <T>(operation: Operation, work: () => Promise<T>, runOptions: RunOptions = options): Promise<T> => {
+  /** Runs `work` as the span of `operation`, under `parents` (the requests being recorded that wait for it). */
+  const inSpan = <T>(parents: readonly Span[], operation: Operation, work: () => Promise<T>, runOptions: RunOptions = options): Promise<T> => {
     const system = driver.databaseSystem();
     let span = made.get(operation);
     if (span?.system !== system) {
@@ -50,22 +50,28 @@ export function traceDriver(driver: BookStoreDriver, spans: WorkSpans): BookStor
       span = { system, spanName: collection === undefined ? name : `${name} ${collection}`, attributes };
       made.set(operation, span);
     }
-    return spans.run(span.spanName, span.attributes, work, runOptions);
+    return spans.runUnder(parents, span.spanName, span.attributes, work, runOptions);
   };
+  // Each asks first whether a request being recorded waits for it: when none does (tracing
+  // off for this request: not sampled, or outside any request), the call is made as it is.
   const traced =
     <A extends unknown[], R>(operation: Operation, method: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> =>
-      inSpan(operation, () => method(...args));
+    (...args: A): Promise<R> => {
+      const parents = spans.recordingParents();
+      return parents.length === 0 ? method(...args) : inSpan(parents, operation, () => method(...args));
+    };
   /** A statement run as it is: what it is, from its own text (its first keyword and table). */
   const tracedRun =
     (run: RunQuery): RunQuery =>
     (query) => {
+      const parents = spans.recordingParents();
+      if (parents.length === 0) return run(query);
       let operation = described.get(query.sql);
       if (operation === undefined) {
         operation = describeStatement(query.sql);
         if (described.size < MAX_DESCRIBED_TEXTS) described.set(query.sql, operation);
       }
-      return inSpan(operation, () => run(query));
+      return inSpan(parents, operation, () => run(query));
     };
   const bookOperations = (ops: BookOperations): BookOperations => ({
     selectBook: traced(SELECT_BOOKS, ops.selectBook),
@@ -86,7 +92,11 @@ export function traceDriver(driver: BookStoreDriver, spans: WorkSpans): BookStor
     selectPage: traced(SELECT_BOOKS, driver.selectPage),
     selectByIds: driver.selectByIds && traced(SELECT_BOOKS, driver.selectByIds),
     insertBookWithAnswer: driver.insertBookWithAnswer && traced(INSERT_BOOKS, driver.insertBookWithAnswer),
-    transaction: (work) => inSpan(TRANSACTION, () => driver.transaction((tx) => work(scope(tx))), withChildren),
+    transaction(work) {
+      const parents = spans.recordingParents();
+      if (parents.length === 0) return driver.transaction(work);
+      return inSpan(parents, TRANSACTION, () => driver.transaction((tx) => work(scope(tx))), withChildren);
+    },
     runWrite: tracedRun(driver.runWrite),
     runRead: tracedRun(driver.runRead),
     // Getters, as the MySQL module's are: present only once the node in use is known to have them.

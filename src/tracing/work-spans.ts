@@ -65,7 +65,11 @@ export class WorkSpans {
    * name, never a message: a database's messages may quote values).
    */
   run<T>(name: string, attributes: Attributes, work: () => Promise<T>, options: RunOptions = {}): Promise<T> {
-    const parents = this.recordingParents();
+    return this.runUnder(this.recordingParents(), name, attributes, work, options);
+  }
+
+  /** `run`, under the parents `recordingParents()` gave (a caller that must prepare its span asks first, so that no request pays for it when none is recorded). */
+  runUnder<T>(parents: readonly Span[], name: string, attributes: Attributes, work: () => Promise<T>, options: RunOptions = {}): Promise<T> {
     if (parents.length === 0) return work();
     const spans = this.startEach(name, attributes, parents);
     let running: Promise<T>;
@@ -87,8 +91,8 @@ export class WorkSpans {
     );
   }
 
-  /** The recording spans of the requests the work running now serves. */
-  private recordingParents(): readonly Span[] {
+  /** The recording spans of the requests the work running now serves (none: nothing to record). */
+  recordingParents(): readonly Span[] {
     const active = this.contexts.active();
     const served = active.getValue(SERVED) as Span[] | undefined;
     if (served) return served;

@@ -9,7 +9,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient, type ApiResponse } from '../helpers/client/api-client.js';
-import { portOf, rawExchange, requestBytes, sendTogether } from '../helpers/client/raw-http.js';
+import { parseResponses, portOf, rawExchange, requestBytes, sendTogether } from '../helpers/client/raw-http.js';
 import { freePort } from '../helpers/infra/free-port.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/infra/otlp-receiver.js';
 import { createPrivateRedis, type PrivateRedis } from '../helpers/infra/redis-server.js';
@@ -206,6 +206,26 @@ forEachStore((kind) => {
       expect(exchange.response?.status).toBe(201);
       const trace = await traceWith(caller.traceId, 1);
       expect(childrenOf(trace, serverSpanOf(trace)).map((span) => span.name)).toEqual(['INSERT books']);
+    });
+
+    // Pipelined requests run one after the other (HTTP_MACHINERY's pipelineInOrder): the second
+    // one starts from the first one's answer, and must not run in the first one's trace.
+    it.runIf(machinery.pipelineInOrder)("a request whose trace is not sampled, pipelined behind a sampled one: none of its spans lands in the other's trace", async () => {
+      const book = await client.createBook(token, { title: `${title} piped`, author, year: 1 });
+      const sampled = callerSpan();
+      const unsampled = callerSpan();
+      const bytes = Buffer.concat([
+        requestBytes({ method: 'GET', path: `/book/${book.id}`, headers: [['Connection', 'keep-alive'], ['Authorization', token], ['traceparent', sampled.traceparent]] }),
+        requestBytes({ method: 'GET', path: `/book/${book.id}`, headers: [['Authorization', token], ['traceparent', `00-${unsampled.traceId}-${unsampled.spanId}-00`]] }),
+      ]);
+      const exchange = await rawExchange(portOf(service.baseUrl), (socket) => void socket.write(bytes), { untilClose: true });
+      expect(parseResponses(exchange.received).responses.map((response) => response.status)).toEqual([200, 200]);
+      const trace = await traceWith(sampled.traceId, 1);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // anything more would have arrived by now
+      const again = receiver.spans().filter((span) => span.traceId === sampled.traceId);
+      expect(again.map((span) => span.name).sort()).toEqual(['GET /book/:id', 'SELECT books']);
+      expect(trace.length).toBe(2);
+      expect(receiver.spans().filter((span) => span.traceId === unsampled.traceId)).toEqual([]);
     });
 
     // Shared queries need requests that arrive in one turn (HTTP_MACHINERY's answerInTurns).
