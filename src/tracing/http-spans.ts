@@ -2,7 +2,9 @@
 // that continues the caller's trace (W3C `traceparent`, OTEL_PROPAGATORS), names the span
 // after the route template (`GET /book/:id`; `GET` alone when no route matched), runs the rest
 // of the request in its context (so the store's spans find it; Fastify carries the context over
-// a body that arrives later), and ends it when the response is done or cut off. The request's log line carries its `trace_id` and `span_id`.
+// a body that arrives later), and ends it when the response is done or cut off. The request's
+// log line carries its `trace_id` and `span_id`. A request whose trace is not sampled costs the
+// sampler's decision and nothing more.
 //
 // Why not @fastify/otel: it records `url.path` as the raw URL (query string included), which
 // cannot be taken back off a span; it ends the span when the response starts (before a
