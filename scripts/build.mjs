@@ -12,6 +12,11 @@
 // page's static files), pg's optional native binding, and what only a rare path requires
 // (schema compilers, light-my-request): bundled, their code would be parsed at every start.
 //
+// OpenTelemetry is in the bundle, but only in the chunk src/tracing/tracing.ts loads when the
+// OTEL_* variables turn tracing on; main.js and the chunks it loads at startup must hold none
+// of it (test/operations/tracing-off.test.ts checks the files a startup loads). prom-client
+// reads @opentelemetry/api for exemplars, which the service never turns on: it gets a stand-in.
+//
 // A file is written only when it changed, and dist/'s other .js files from an earlier build
 // are removed: an up-to-date build stays untouched (the npm start test checks it).
 import { build } from 'esbuild';
@@ -37,6 +42,20 @@ const EXTERNAL = [
   'light-my-request',
 ];
 
+/** prom-client's one use of @opentelemetry/api: the active span, for exemplars (off: never asked). */
+const promClientWithoutOpenTelemetry = {
+  name: 'prom-client-without-opentelemetry',
+  setup(build) {
+    build.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) =>
+      /[\\/]node_modules[\\/]prom-client[\\/]/.test(args.importer) ? { path: 'no-exemplars', namespace: 'stand-in' } : undefined,
+    );
+    build.onLoad({ filter: /^no-exemplars$/, namespace: 'stand-in' }, () => ({
+      contents: 'module.exports = { trace: { getSpan: () => undefined }, context: { active: () => undefined } };',
+      loader: 'js',
+    }));
+  },
+};
+
 const result = await build({
   absWorkingDir: ROOT,
   entryPoints: ['src/main.ts'],
@@ -48,6 +67,7 @@ const result = await build({
   outdir: DIST,
   chunkNames: '[name]-[hash]',
   external: EXTERNAL,
+  plugins: [promClientWithoutOpenTelemetry],
   // CommonJS packages inside an ES module bundle still call require() for Node's built-ins.
   banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
   sourcemap: 'linked',

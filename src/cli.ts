@@ -38,6 +38,16 @@ Configuration comes from the environment and from .env in the working directory
   WORKERS             1          processes sharing the port
   HTTP_MACHINERY      on         the Node HTTP layer's parts: on, off, or the parts to keep on
   HEAP_SIZING         true       size V8's heap for a small service (false: V8's own sizing)
+  OTEL_EXPORTER_OTLP_ENDPOINT off  traces to an OpenTelemetry collector (OTLP over HTTP), e.g.
+                      http://otel-collector:4318; also honoured (docs/operations.md, Traces):
+                      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_TRACES_EXPORTER, OTEL_SDK_DISABLED,
+                      OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+                      OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+                      OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+                      OTEL_EXPORTER_OTLP_COMPRESSION, OTEL_EXPORTER_OTLP_TRACES_COMPRESSION,
+                      OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER,
+                      OTEL_TRACES_SAMPLER_ARG, OTEL_PROPAGATORS, OTEL_BSP_SCHEDULE_DELAY,
+                      OTEL_BSP_MAX_QUEUE_SIZE, OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BSP_EXPORT_TIMEOUT
 See README.md and .env.example.
 `;
 

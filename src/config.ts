@@ -7,6 +7,7 @@ import { NODE_HTTP_PARTS, settingName, type NodeHttpParts } from './http/node/in
 import type { StoreSettings } from './store/open-store.js';
 import { describeStoreUrl, parseStoreUrl } from './store/store-url.js';
 import { StartupError } from './startup-error.js';
+import { parseTracingSettings, type TracingSettings } from './tracing/tracing-config.js';
 
 /** How the service listens and treats HTTP clients. */
 export interface HttpSettings {
@@ -46,6 +47,8 @@ export interface Config {
   workers: number;
   /** Size V8's heap for a small service (src/runtime/heap-sizing.ts). */
   heapSizing: boolean;
+  /** OpenTelemetry tracing from the standard OTEL_* variables (src/tracing/tracing-config.ts); undefined: off. */
+  tracing: TracingSettings | undefined;
   /** Startup warnings (weak secret, default credentials), logged once the logger exists. */
   warnings: string[];
 }
@@ -140,6 +143,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
     logLevel,
     workers: integer(env, 'WORKERS', 1, 1, 1024),
     heapSizing: boolean(env, 'HEAP_SIZING', true),
+    tracing: parseTracingSettings(env, ConfigError),
     warnings,
   };
   return Object.freeze(config);

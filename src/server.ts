@@ -8,16 +8,21 @@ import type { App } from './http/types.js';
 import type { BookStore } from './store/book-store.js';
 import { openStore } from './store/open-store.js';
 import { StartupError } from './startup-error.js';
+import { startTracing, type Tracing } from './tracing/tracing.js';
 
 /** The longest a graceful stop may take before the process gives up waiting. */
 export const SHUTDOWN_GRACE_MS = 10_000;
+/** Within that: the longest the spans still queued may take to be exported once the rest has stopped. */
+export const TRACE_FLUSH_MS = 3_000;
 
 export interface RunningServer {
   app: App;
   store: BookStore;
+  /** OpenTelemetry tracing, or NO_TRACING (src/tracing/tracing.ts). */
+  tracing: Tracing;
   /** `http://host:port` as bound (the real port when PORT=0). */
   url: string;
-  /** Stops accepting, lets in-flight requests finish, closes the store. Safe to call twice. */
+  /** Stops accepting, lets in-flight requests finish, closes the store, exports the last spans. Safe to call twice. */
   stop(): Promise<void>;
 }
 
@@ -27,12 +32,21 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Readonly<Config>, logger: Logger, options: StartOptions = {}): Promise<RunningServer> {
-  const store = await openStore(config.store, logger);
+  // Off (no OTEL_* variable sets it up): NO_TRACING, and nothing of OpenTelemetry is loaded.
+  const tracing = await startTracing(config.tracing, logger);
+  let store: BookStore;
+  try {
+    store = await openStore(config.store, logger, tracing);
+  } catch (error) {
+    await tracing.shutdown(TRACE_FLUSH_MS);
+    throw error;
+  }
   let app: App;
   try {
-    app = await buildApp({ config, store, logger, loginLimiter: options.loginLimiter });
+    app = await buildApp({ config, store, logger, loginLimiter: options.loginLimiter, tracing });
   } catch (error) {
     await store.close().catch(() => undefined);
+    await tracing.shutdown(TRACE_FLUSH_MS);
     throw error;
   }
   try {
@@ -40,6 +54,7 @@ export async function startServer(config: Readonly<Config>, logger: Logger, opti
   } catch (error) {
     await app.close().catch(() => undefined);
     await store.close().catch(() => undefined);
+    await tracing.shutdown(TRACE_FLUSH_MS);
     throw new StartupError(describeListenFailure(error, config.http), { cause: error });
   }
   const address = app.server.address();
@@ -60,11 +75,13 @@ export async function startServer(config: Readonly<Config>, logger: Logger, opti
         await store.close();
       } finally {
         clearTimeout(cutStalled);
+        // The spans of the last requests, still queued: exported now, within TRACE_FLUSH_MS.
+        await tracing.shutdown(TRACE_FLUSH_MS);
       }
     })();
     return stopping;
   };
-  return { app, store, url, stop };
+  return { app, store, tracing, url, stop };
 }
 
 function formatHost(address: string): string {

@@ -20,8 +20,13 @@
 // behind than that (a slow reader) goes on alone from the last book it was sent, with queries
 // of its own (sent later, so they see every write acknowledged before it arrived too); the
 // others are never held back by it.
-import DataLoader from 'dataloader';
+//
+// With tracing on, a group's queries show in the trace of every request of the group (its first
+// page, and each page after it: src/tracing/shared-loader.ts); a client that goes on alone reads
+// the rest outside them.
 import type { BookStore } from '../store/book-store.js';
+import { sharedLoader, type Loader } from '../tracing/shared-loader.js';
+import { NO_TRACING, type BatchRequests, type Tracing } from '../tracing/tracing.js';
 import { Messages } from './envelope.js';
 
 /** Rows per store query when listing; also the size from which the list is streamed. */
@@ -46,15 +51,19 @@ interface Piece {
 export class SharedListAnswers {
   /** How many answers were serialized: one per group of list requests that arrived together. */
   serialized = 0;
-  private readonly groups: DataLoader<true, ListAnswer>;
+  private readonly groups: Loader<true, ListAnswer>;
   private readonly recent = new RecentBytes();
   /** The first page of the last group, while it is being read. */
   private building: Promise<ListAnswer> | undefined;
 
-  constructor(private readonly store: BookStore) {
-    this.groups = new DataLoader(
-      async (keys: readonly true[]) => {
-        const building = this.build();
+  constructor(
+    private readonly store: BookStore,
+    tracing: Tracing = NO_TRACING,
+  ) {
+    this.groups = sharedLoader(
+      tracing,
+      async (keys: readonly true[], requests) => {
+        const building = this.build(requests);
         this.building = building;
         const answer = await building.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error), { cause: error })));
         if (this.building === building) this.building = undefined;
@@ -79,12 +88,12 @@ export class SharedListAnswers {
     return this.groups.load(true);
   }
 
-  private async build(): Promise<ListAnswer> {
+  private async build(requests: BatchRequests): Promise<ListAnswer> {
     this.serialized += 1;
-    const first = await this.store.listPageJson(0n, LIST_PAGE_SIZE);
+    const first = await requests.all(() => this.store.listPageJson(0n, LIST_PAGE_SIZE));
     if (first.count < LIST_PAGE_SIZE) return { kind: 'whole', body: this.recent.bytesOf('whole', first.json, PREFIX, ']}') };
     const head = this.recent.bytesOf('head', first.json, PREFIX, '');
-    return { kind: 'streamed', list: new SharedList(this.store, this.recent, head, first.lastId) };
+    return { kind: 'streamed', list: new SharedList(this.store, this.recent, head, first.lastId, requests) };
   }
 }
 
@@ -105,6 +114,8 @@ export class SharedList {
     private readonly recent: RecentBytes,
     head: Buffer,
     firstLastId: bigint | undefined,
+    /** The group's requests: each page after the first is read for all of them. */
+    private readonly requests: BatchRequests,
   ) {
     this.add({ bytes: head, lastId: firstLastId });
     if (firstLastId === undefined) this.add({ bytes: SUFFIX, lastId: undefined });
@@ -144,7 +155,7 @@ export class SharedList {
   private async readPage(): Promise<void> {
     const after = this.pieces.at(-1)!.lastId!;
     try {
-      const page = await this.store.listPageJson(after, LIST_PAGE_SIZE);
+      const page = await this.requests.all(() => this.store.listPageJson(after, LIST_PAGE_SIZE));
       if (page.count > 0) this.add({ bytes: this.recent.bytesOf(`after ${after}`, page.json, SEPARATOR, ''), lastId: page.lastId });
       if (page.count < LIST_PAGE_SIZE || page.lastId === undefined) this.add({ bytes: SUFFIX, lastId: undefined });
     } catch (error) {

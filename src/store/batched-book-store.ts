@@ -10,8 +10,14 @@
 // Idempotency-Key (their keys claimed in one statement, then the books and their answers in
 // one transaction);
 // list pages on every store.
-import DataLoader from 'dataloader';
+//
+// Each batch knows which request asked for each of its parts (src/tracing/shared-loader.ts), and
+// runs each query as serving those requests: the whole batch, or, when a book is written
+// alone after a refused batch, only its own request. So with tracing on, each request's trace
+// shows the query that served it.
 import type { BookFields, VersionedBook } from '../books/book.js';
+import { sharedLoader, type Loader } from '../tracing/shared-loader.js';
+import { NO_TRACING, type BatchRequests, type Tracing } from '../tracing/tracing.js';
 import { KeyTakenOverError, type BookPage, type BookStore, type KeyClaim, type KeyedRequest, type KeyedWrite } from './book-store.js';
 import { BookStoreLayer } from './book-store-layer.js';
 import type { BookStoreDriver } from './driver.js';
@@ -32,37 +38,45 @@ interface KeyedInsert {
 
 export class BatchedBookStore extends BookStoreLayer {
   /** The reads of one turn in one query, where the driver can. */
-  private readonly booksById: DataLoader<bigint, VersionedBook | undefined> | undefined;
+  private readonly booksById: Loader<bigint, VersionedBook | undefined> | undefined;
   /** List pages asked for together: one query per distinct page (`afterId:limit`). */
-  private readonly pages: DataLoader<string, BookPage>;
+  private readonly pages: Loader<string, BookPage>;
   /** One turn's books in one INSERT, where the driver can. */
-  private readonly inserts: DataLoader<BookFields, VersionedBook> | undefined;
+  private readonly inserts: Loader<BookFields, VersionedBook> | undefined;
   /** One turn's Idempotency-Keys claimed in one statement, where the driver can. */
-  private readonly claims: DataLoader<KeyedRequest, KeyClaim> | undefined;
+  private readonly claims: Loader<KeyedRequest, KeyClaim> | undefined;
   /** One turn's books with keys, and their answers, in one transaction, where the driver can. */
-  private readonly keyedInserts: DataLoader<KeyedInsert, VersionedBook> | undefined;
+  private readonly keyedInserts: Loader<KeyedInsert, VersionedBook> | undefined;
 
-  constructor(inner: BookStore, driver: BatchingDriver) {
+  constructor(inner: BookStore, driver: BatchingDriver, tracing: Tracing = NO_TRACING) {
     super(inner);
     const { selectByIds, insertBooks, claimKeys } = driver;
     this.booksById =
       selectByIds &&
-      new DataLoader(
-        async (ids: readonly bigint[]) => {
+      sharedLoader(
+        tracing,
+        async (ids: readonly bigint[], requests) => {
           const found = new Map<bigint, VersionedBook>();
-          for (const book of await selectByIds(ids)) found.set(book.id, book);
+          for (const book of await requests.all(() => selectByIds(ids))) found.set(book.id, book);
           return ids.map((id) => found.get(id));
         },
         { cache: false, maxBatchSize: MAX_IDS_PER_READ },
       );
     // Clients that list the collection at the same moment (a dashboard on many screens, a
     // retry storm) get the page one query read, started after each of them asked.
-    this.pages = new DataLoader(
-      async (keys: readonly string[]) => {
+    this.pages = sharedLoader(
+      tracing,
+      async (keys: readonly string[], requests) => {
         const queries = new Map<string, Promise<BookPage>>();
         for (const key of new Set(keys)) {
           const [afterId, limit] = key.split(':');
-          queries.set(key, this.inner.listPageJson(BigInt(afterId!), Number(limit)));
+          queries.set(
+            key,
+            requests.some(
+              (index) => keys[index] === key,
+              () => this.inner.listPageJson(BigInt(afterId!), Number(limit)),
+            ),
+          );
         }
         // One failed page fails only the requests that asked for it.
         return Promise.all(keys.map((key) => queries.get(key)!.catch((error: unknown) => toError(error))));
@@ -71,23 +85,28 @@ export class BatchedBookStore extends BookStoreLayer {
     );
     this.inserts =
       insertBooks &&
-      new DataLoader((books: readonly BookFields[]) => this.insertTogether(books, insertBooks), {
+      sharedLoader(tracing, (books: readonly BookFields[], requests) => this.insertTogether(books, insertBooks, requests), {
         cache: false,
         maxBatchSize: MAX_BOOKS_PER_INSERT,
       });
     this.claims =
       claimKeys &&
-      new DataLoader(
-        async (requests: readonly KeyedRequest[]) => {
-          const claimed = new Set(await claimKeys(requests));
+      sharedLoader(
+        tracing,
+        async (keyed: readonly KeyedRequest[], requests) => {
+          const claimed = new Set(await requests.all(() => claimKeys(keyed)));
           // A key that exists already (a repeat, an expired or abandoned key) is looked at alone.
-          return Promise.all(requests.map((request) => (claimed.has(request) ? { kind: 'claimed' as const } : this.inner.claimKey(request).catch(toError))));
+          return Promise.all(
+            keyed.map((request, index) =>
+              claimed.has(request) ? { kind: 'claimed' as const } : requests.one(index, () => this.inner.claimKey(request)).catch(toError),
+            ),
+          );
         },
         { cache: false, maxBatchSize: MAX_BOOKS_PER_INSERT },
       );
     this.keyedInserts =
       insertBooks &&
-      new DataLoader((items: readonly KeyedInsert[]) => this.insertKeyedTogether(items, driver.transaction), {
+      sharedLoader(tracing, (items: readonly KeyedInsert[], requests) => this.insertKeyedTogether(items, driver.transaction, requests), {
         cache: false,
         maxBatchSize: MAX_BOOKS_PER_INSERT,
       });
@@ -116,12 +135,12 @@ export class BatchedBookStore extends BookStoreLayer {
    * with equal fields are interchangeable). When the database refused the statement (one book
    * it cannot store), each book is inserted alone, so only that book's request fails.
    */
-  private async insertTogether(books: readonly BookFields[], insertBooks: InsertBooks): Promise<(VersionedBook | Error)[]> {
-    const insertAlone = (book: BookFields) => this.inner.create(book).catch(toError);
-    if (books.length === 1) return [await insertAlone(books[0]!)];
+  private async insertTogether(books: readonly BookFields[], insertBooks: InsertBooks, requests: BatchRequests): Promise<(VersionedBook | Error)[]> {
+    const insertAlone = (book: BookFields, index: number) => requests.one(index, () => this.inner.create(book)).catch(toError);
+    if (books.length === 1) return [await insertAlone(books[0]!, 0)];
     let stored;
     try {
-      stored = await insertBooks(books);
+      stored = await requests.all(() => insertBooks(books));
     } catch (error) {
       // Refused by the database: rolled back, so each book can be tried alone. Anything else
       // (a conflict, a lost store, a timeout after which the INSERT may yet commit) is every
@@ -138,24 +157,31 @@ export class BatchedBookStore extends BookStoreLayer {
    * database refused the INSERT, or an attempt no longer holds its key, the transaction is
    * rolled back and each book is written alone (in a transaction of its own).
    */
-  private async insertKeyedTogether(items: readonly KeyedInsert[], transaction: BookStoreDriver['transaction']): Promise<(VersionedBook | Error)[]> {
-    const insertAlone = ({ fields, idempotency }: KeyedInsert) => this.inner.create(fields, idempotency).catch(toError);
-    if (items.length === 1) return [await insertAlone(items[0]!)];
+  private async insertKeyedTogether(
+    items: readonly KeyedInsert[],
+    transaction: BookStoreDriver['transaction'],
+    requests: BatchRequests,
+  ): Promise<(VersionedBook | Error)[]> {
+    const insertAlone = ({ fields, idempotency }: KeyedInsert, index: number) =>
+      requests.one(index, () => this.inner.create(fields, idempotency)).catch(toError);
+    if (items.length === 1) return [await insertAlone(items[0]!, 0)];
     try {
-      return await transaction(async (tx) => {
-        if (!tx.insertBooks || !tx.storeAnswers) throw new Error('the driver has no batched keyed writes');
-        const books = matchRows(
-          items.map((item) => item.fields),
-          await tx.insertBooks(items.map((item) => item.fields)),
-        );
-        const answers = books.map((book, i) => {
-          if (book instanceof Error) throw book;
-          const { idempotency } = items[i]!;
-          return { request: idempotency.request, answer: idempotency.answer(book)! };
-        });
-        if ((await tx.storeAnswers(answers)) < items.length) throw new KeyTakenOverError();
-        return books;
-      });
+      return await requests.all(() =>
+        transaction(async (tx) => {
+          if (!tx.insertBooks || !tx.storeAnswers) throw new Error('the driver has no batched keyed writes');
+          const books = matchRows(
+            items.map((item) => item.fields),
+            await tx.insertBooks(items.map((item) => item.fields)),
+          );
+          const answers = books.map((book, i) => {
+            if (book instanceof Error) throw book;
+            const { idempotency } = items[i]!;
+            return { request: idempotency.request, answer: idempotency.answer(book)! };
+          });
+          if ((await tx.storeAnswers(answers)) < items.length) throw new KeyTakenOverError();
+          return books;
+        }),
+      );
     } catch (error) {
       if (error instanceof StatementRefusedError || error instanceof KeyTakenOverError) return Promise.all(items.map(insertAlone));
       return items.map(() => toError(error));

@@ -25,6 +25,9 @@ export interface DriverOptions {
 
 export const DEFAULT_POOL_MAX = 10;
 
+/** The databases the service speaks to, by OpenTelemetry's names for them. */
+export type DatabaseSystem = 'sqlite' | 'postgresql' | 'mysql' | 'mariadb';
+
 /**
  * How much longer than the statement limit a network driver waits for the server's own answer.
  * The server stops a statement at the limit and says so (rolled back: known); only a server
@@ -151,6 +154,8 @@ export interface BookStoreDriver extends BookOperations {
   poolStats(): PoolStats | undefined;
   /** The hosts DB_URL lists and the one in use; undefined for a file (SQLite). */
   nodeUse(): NodeUse | undefined;
+  /** Which database the node in use is, as OpenTelemetry names it (`db.system.name`): for traces. */
+  databaseSystem(): DatabaseSystem;
   /** What a driver error means; see errors.ts. */
   classifyError(error: unknown): StoreErrorKind | undefined;
   close(): Promise<void>;

@@ -14,6 +14,7 @@ import { MIGRATIONS_CUT_SHORT, STORE_NOT_UP_YET, retrier, retriesOn } from './re
 import { RetryingBookStore } from './retrying-book-store.js';
 import { StoreStartupError } from './startup-error.js';
 import { openDriver, type StoreConfig } from './store-url.js';
+import { NO_TRACING, type Tracing } from '../tracing/tracing.js';
 
 export { StoreStartupError };
 /** DB_MIGRATION_TIMEOUT's default: the bound on one migration statement (a lock held elsewhere, a big table). */
@@ -34,7 +35,8 @@ export interface StoreSettings {
   idempotencyTtlMs?: number;
 }
 
-export async function openStore(settings: StoreSettings, logger: Logger): Promise<BookStore> {
+/** `tracing`: the store's queries made for a request become spans of its trace (src/tracing/). */
+export async function openStore(settings: StoreSettings, logger: Logger, tracing: Tracing = NO_TRACING): Promise<BookStore> {
   const options: DriverOptions = {
     queryTimeoutMs: settings.queryTimeoutMs,
     poolMax: settings.poolMax,
@@ -75,7 +77,8 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
     throw error instanceof StoreStartupError ? error : migrationFailed(error, options);
   }
   const idempotencyTtlMs = settings.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
-  return new KeyPurgingBookStore(bookStoreOn(driver, idempotencyTtlMs), idempotencyTtlMs, logger);
+  // Traced only from here: migrations and the startup checks serve no request.
+  return new KeyPurgingBookStore(bookStoreOn(tracing.traceDriver(driver), idempotencyTtlMs, tracing), idempotencyTtlMs, logger);
 }
 
 /**
@@ -83,8 +86,8 @@ export async function openStore(settings: StoreSettings, logger: Logger): Promis
  * that arrive together sharing queries; around that, conflicts retried, so that each request's
  * share of a batch is retried on its own (and a 503 decided).
  */
-export function bookStoreOn(driver: BookStoreDriver, idempotencyTtlMs = DEFAULT_IDEMPOTENCY_TTL_MS): BookStore {
-  return new RetryingBookStore(new BatchedBookStore(bookRepository(driver, { idempotencyTtlMs }), driver), driver.classifyError);
+export function bookStoreOn(driver: BookStoreDriver, idempotencyTtlMs = DEFAULT_IDEMPOTENCY_TTL_MS, tracing: Tracing = NO_TRACING): BookStore {
+  return new RetryingBookStore(new BatchedBookStore(bookRepository(driver, { idempotencyTtlMs }), driver, tracing), driver.classifyError);
 }
 
 /**

@@ -82,6 +82,23 @@ describe('node dist/main.js --help / --version', () => {
     }
   });
 
+  it('every OTEL_* variable src/tracing/tracing-config.ts reads is in .env.example, --help and the Traces section of docs/operations.md', () => {
+    const source = readFileSync(new URL('../../src/tracing/tracing-config.ts', import.meta.url), 'utf8');
+    const read = new Set([...source.matchAll(/'(OTEL_[A-Z0-9_]+)'|env\.(OTEL_[A-Z0-9_]+)/g)].map((match) => match[1] ?? match[2]));
+    // Read as OTEL_EXPORTER_OTLP_<name> and OTEL_EXPORTER_OTLP_TRACES_<name> (signalOrGeneral).
+    for (const [, name] of source.matchAll(/signalOrGeneral\(env, '([A-Z]+)'\)/g)) read.add(`OTEL_EXPORTER_OTLP_${name}`).add(`OTEL_EXPORTER_OTLP_TRACES_${name}`);
+    expect(read.size).toBeGreaterThan(20);
+    const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
+    const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    const traces = operations.slice(operations.indexOf('## Traces'), operations.indexOf('## Shutdown'));
+    const help = cli(['--help']).stdout;
+    for (const name of read) {
+      expect(example, `.env.example: ${name}`).toMatch(new RegExp(`^#?\\s*${name}=`, 'm'));
+      expect(help, `--help: ${name}`).toMatch(new RegExp(`\\b${name}\\b`));
+      expect(traces, `docs/operations.md: ${name}`).toContain(`\`${name}\``);
+    }
+  });
+
   it('--version prints the package.json version and exits 0', () => {
     const run = cli(['--version']);
     expect(run.code, run.stderr).toBe(0);

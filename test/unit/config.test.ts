@@ -168,3 +168,107 @@ describe('configuration', () => {
     expect(() => machinery('turns')).toThrow(/HTTP_MACHINERY .*answer-in-turns, pipeline-in-order/);
   });
 });
+
+describe('OpenTelemetry tracing (the standard OTEL_* variables)', () => {
+  const tracing = (env: Record<string, string>) => loadConfig({ SECRET_TOKEN: SECRET, ...env }, cwd).tracing;
+  const refused = (env: Record<string, string>) => {
+    try {
+      tracing(env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+    throw new Error(`accepted ${JSON.stringify(env)}`);
+  };
+
+  it('off unless an OTLP endpoint is set or OTEL_TRACES_EXPORTER=otlp; OTEL_TRACES_EXPORTER=none and OTEL_SDK_DISABLED=true win', () => {
+    expect(tracing({})).toBeUndefined();
+    // Off: the other variables are not even read, so a leftover cannot stop the service.
+    expect(tracing({ OTEL_SERVICE_NAME: 'books', OTEL_TRACES_SAMPLER: 'nonsense', OTEL_BSP_MAX_QUEUE_SIZE: 'many' })).toBeUndefined();
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: '' })).toBeUndefined(); // empty counts as unset
+    expect(tracing({ OTEL_TRACES_EXPORTER: 'otlp' })?.exporter.url).toBe('http://localhost:4318/v1/traces');
+  });
+
+  it('on: the specification defaults', () => {
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toEqual({
+      serviceName: 'book-collection',
+      resourceAttributes: {},
+      exporter: {
+        url: 'http://collector:4318/v1/traces',
+        description: 'http://collector:4318/v1/traces',
+        protocol: 'http/protobuf',
+        headers: {},
+        timeoutMs: 10_000,
+        compression: 'none',
+      },
+      sampler: { name: 'parentbased_always_on', ratio: 1 },
+      propagators: ['tracecontext', 'baggage'],
+      batch: { scheduleDelayMs: 5_000, exportTimeoutMs: 30_000, maxQueueSize: 2048, maxExportBatchSize: 512 },
+    });
+  });
+
+  it('the endpoints: a base URL gets /v1/traces; the traces endpoint is used as it is; the description shows no credentials', () => {
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example/prefix/' })?.exporter.url).toBe('https://otel.example/prefix/v1/traces');
+    const own = tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://ignored:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://u:key@otel.example:443/in?token=x' });
+    expect(own?.exporter.url).toBe('https://u:key@otel.example/in?token=x');
+    expect(own?.exporter.description).toBe('https://otel.example/in');
+    expect(refused({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toMatch(/^OTEL_EXPORTER_OTLP_ENDPOINT must be an http:\/\/ or https:\/\/ URL/);
+    expect(refused({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://u:key@collector:4317' })).not.toContain('key');
+  });
+
+  it('the exporter: protocol, headers, timeout, compression; the traces variable wins over the general one', () => {
+    const settings = tracing({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key=general,x-tenant=books',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'api-key=se%20cret',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
+      OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
+    });
+    expect(settings?.exporter).toMatchObject({ protocol: 'http/json', headers: { 'api-key': 'se cret', 'x-tenant': 'books' }, timeoutMs: 2500, compression: 'gzip' });
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    expect(refused({ ...on, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toMatch(/^OTEL_EXPORTER_OTLP_PROTOCOL must be http\/protobuf or http\/json/);
+    expect(refused({ ...on, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '10s' })).toMatch(/^OTEL_EXPORTER_OTLP_TRACES_TIMEOUT must be an integer/);
+    expect(refused({ ...on, OTEL_EXPORTER_OTLP_COMPRESSION: 'zstd' })).toMatch(/^OTEL_EXPORTER_OTLP_COMPRESSION must be gzip or none/);
+    // A malformed header is named, its value (a credential, maybe) never shown.
+    const message = refused({ ...on, OTEL_EXPORTER_OTLP_HEADERS: 'api-key=ok,bad header=top-secret-value' });
+    expect(message).toMatch(/^OTEL_EXPORTER_OTLP_HEADERS must be a comma-separated list of key=value/);
+    expect(message).not.toContain('top-secret-value');
+  });
+
+  it('service name and resource attributes, sampler, propagators, the batch queue', () => {
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    expect(tracing({ ...on, OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-resource,deployment.environment=prod%2Deu' })).toMatchObject({
+      serviceName: 'from-resource',
+      resourceAttributes: { 'deployment.environment': 'prod-eu' },
+    });
+    expect(tracing({ ...on, OTEL_SERVICE_NAME: 'books', OTEL_RESOURCE_ATTRIBUTES: 'service.name=other' })?.serviceName).toBe('books');
+    expect(tracing({ ...on, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' })?.sampler).toEqual({
+      name: 'parentbased_traceidratio',
+      ratio: 0.25,
+    });
+    expect(tracing({ ...on, OTEL_TRACES_SAMPLER: 'always_off', OTEL_TRACES_SAMPLER_ARG: 'ignored' })?.sampler).toEqual({ name: 'always_off', ratio: 1 });
+    expect(tracing({ ...on, OTEL_PROPAGATORS: 'none' })?.propagators).toEqual([]);
+    expect(tracing({ ...on, OTEL_PROPAGATORS: 'tracecontext' })?.propagators).toEqual(['tracecontext']);
+    expect(tracing({ ...on, OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_BSP_EXPORT_TIMEOUT: '1000' })?.batch).toEqual({
+      scheduleDelayMs: 200,
+      exportTimeoutMs: 1000,
+      maxQueueSize: 100,
+      maxExportBatchSize: 100,
+    });
+
+    expect(refused({ ...on, OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toMatch(/^OTEL_TRACES_SAMPLER must be one of always_on, /);
+    expect(refused({ ...on, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' })).toMatch(/^OTEL_TRACES_SAMPLER_ARG must be a probability/);
+    expect(refused({ ...on, OTEL_PROPAGATORS: 'tracecontext,b3' })).toMatch(/^OTEL_PROPAGATORS must be/);
+    expect(refused({ ...on, OTEL_BSP_MAX_QUEUE_SIZE: '0' })).toMatch(/^OTEL_BSP_MAX_QUEUE_SIZE must be an integer from 1/);
+    expect(refused({ ...on, OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20' })).toMatch(
+      /^OTEL_BSP_MAX_EXPORT_BATCH_SIZE \(20\) must not be larger than OTEL_BSP_MAX_QUEUE_SIZE \(10\)/,
+    );
+    expect(refused({ ...on, OTEL_RESOURCE_ATTRIBUTES: 'no-equals-sign' })).toMatch(/^OTEL_RESOURCE_ATTRIBUTES must be/);
+    expect(refused({ OTEL_TRACES_EXPORTER: 'console' })).toMatch(/^OTEL_TRACES_EXPORTER must be otlp or none/);
+    expect(refused({ OTEL_SDK_DISABLED: 'yes' })).toMatch(/^OTEL_SDK_DISABLED must be true or false/);
+  });
+});

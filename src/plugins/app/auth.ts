@@ -9,6 +9,7 @@ import { createLoginLimiter, type LoginLimiter } from '../../auth/login-limiter.
 import { createCredentialsChecker, createTokenService, type CredentialsChecker, type TokenService } from '../../auth/tokens.js';
 import type { AuthSettings } from '../../config.js';
 import { Messages, errorEnvelope } from '../../http/envelope.js';
+import type { Tracing } from '../../tracing/tracing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,6 +25,8 @@ export interface AuthOptions {
   settings: Readonly<AuthSettings>;
   /** The failed-login limiter; made here from LOGIN_LIMIT_STORE unless given (cluster workers share one). */
   loginLimiter: LoginLimiter | undefined;
+  /** With tracing on, the calls to Redis become spans of the logins they decide. */
+  tracing: Tracing;
 }
 
 /** Clients and OpenAPI tools send `Bearer <token>`; the documented form is the bare token. Both work. */
@@ -39,7 +42,7 @@ function authenticationFailure(header: string | undefined, tokens: TokenService)
 const REDIS_STARTUP_WAIT_MS = 2_000;
 
 /** LOGIN_LIMIT_STORE: a count in this process, or one in Redis shared by every instance. */
-async function createOwnLoginLimiter(app: FastifyInstance, settings: Readonly<AuthSettings>): Promise<LoginLimiter> {
+async function createOwnLoginLimiter(app: FastifyInstance, settings: Readonly<AuthSettings>, tracing: Tracing): Promise<LoginLimiter> {
   const store = settings.loginLimitStore;
   // Off (LOGIN_RATE_LIMIT=0): the in-process limiter answers 0 at once; Redis is not even reached.
   if (store.kind === 'memory' || settings.loginRateLimit === 0) return createLoginLimiter(settings.loginRateLimit);
@@ -48,15 +51,15 @@ async function createOwnLoginLimiter(app: FastifyInstance, settings: Readonly<Au
   const shared = createRedisLoginLimiter(store.url, settings.loginRateLimit, app.log as Logger);
   app.addHook('onClose', () => shared.close());
   await shared.connected(REDIS_STARTUP_WAIT_MS);
-  return shared;
+  return tracing.traceLoginLimiter(shared, store.url);
 }
 
 export default fp<AuthOptions>(
-  async function auth(app, { settings, loginLimiter }) {
+  async function auth(app, { settings, loginLimiter, tracing }) {
     const tokens = createTokenService(settings.secret);
     app.decorate('tokens', tokens);
     app.decorate('credentials', createCredentialsChecker(settings.username, settings.password));
-    app.decorate('loginLimiter', loginLimiter ?? (await createOwnLoginLimiter(app, settings)));
+    app.decorate('loginLimiter', loginLimiter ?? (await createOwnLoginLimiter(app, settings, tracing)));
     app.decorate('requireToken', function requireToken(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
       const failure = authenticationFailure(request.headers.authorization, tokens);
       if (failure === undefined) {

@@ -1,12 +1,14 @@
 // Prometheus metrics: requests by method, route pattern and status, their duration (an
 // onResponse hook), the store's pool usage, the database node in use, how many GET /books
-// answers were serialized (src/http/shared-list.ts) and the default process metrics, in a registry of this app's own (`app.metrics`, served by src/routes/metrics.ts).
-// METRICS=false: none of it.
+// answers were serialized (src/http/shared-list.ts), with tracing on the spans that never reached
+// the collector (src/tracing/dropped-spans.ts), and the default process metrics, in a registry
+// of this app's own (`app.metrics`, served by src/routes/metrics.ts). METRICS=false: none of it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SharedListAnswers } from '../../http/shared-list.js';
 import type { BookStore } from '../../store/book-store.js';
+import type { Tracing } from '../../tracing/tracing.js';
 
 export interface Metrics {
   registry: Registry;
@@ -21,7 +23,7 @@ declare module 'fastify' {
   }
 }
 
-function createMetrics(store: BookStore, bookLists: SharedListAnswers): Metrics {
+function createMetrics(store: BookStore, bookLists: SharedListAnswers, tracing: Tracing): Metrics {
   // A registry per app, so several apps in one process (tests) do not share counters.
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -61,6 +63,20 @@ function createMetrics(store: BookStore, bookLists: SharedListAnswers): Metrics 
     },
   });
 
+  if (tracing.enabled) {
+    let droppedCounted = 0;
+    new Counter({
+      name: 'otel_spans_dropped_total',
+      help: 'Spans of sampled traces never exported: refused because the export queue (OTEL_BSP_MAX_QUEUE_SIZE) was full, or in an export that failed or timed out',
+      registers: [registry],
+      collect() {
+        const dropped = tracing.droppedSpans();
+        this.inc(dropped - droppedCounted);
+        droppedCounted = dropped;
+      },
+    });
+  }
+
   return {
     registry,
     observe(request, reply) {
@@ -86,9 +102,9 @@ function storeGauge(registry: Registry, name: string, help: string, label: strin
   });
 }
 
-export default fp<{ enabled: boolean }>(
-  async function metricsPlugin(app, { enabled }) {
-    const metrics = enabled ? createMetrics(app.store, app.bookLists) : undefined;
+export default fp<{ enabled: boolean; tracing: Tracing }>(
+  async function metricsPlugin(app, { enabled, tracing }) {
+    const metrics = enabled ? createMetrics(app.store, app.bookLists, tracing) : undefined;
     app.decorate('metrics', metrics);
     if (metrics) {
       app.addHook('onResponse', (request, reply, next) => {

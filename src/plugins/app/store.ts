@@ -4,6 +4,7 @@
 import fp from 'fastify-plugin';
 import { SharedListAnswers } from '../../http/shared-list.js';
 import type { BookStore } from '../../store/book-store.js';
+import type { Tracing } from '../../tracing/tracing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -12,10 +13,10 @@ declare module 'fastify' {
   }
 }
 
-export default fp<{ store: BookStore }>(
-  async function storePlugin(app, { store }) {
+export default fp<{ store: BookStore; tracing: Tracing }>(
+  async function storePlugin(app, { store, tracing }) {
     app.decorate('store', store);
-    app.decorate('bookLists', new SharedListAnswers(store));
+    app.decorate('bookLists', new SharedListAnswers(store, tracing));
   },
   { name: 'store' },
 );

@@ -30,7 +30,7 @@ const NOW_MS = sql<number>`cast(unix_timestamp(now(3)) * 1000 as signed)`;
 export const mysql: DatabaseModule<MysqlTarget> = {
   open(target, options): BookStoreDriver {
     const { nodes } = target;
-    const { pool, selector, insertReturningInUse } = createNodePools(nodes, options);
+    const { pool, selector, insertReturningInUse, mariaDbInUse } = createNodePools(nodes, options);
     const db = new Kysely<BookDatabase>({ dialect: new MysqlDialect({ pool }) });
     const run: RunQuery = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
     const byId = byIdQueries(db);
@@ -168,6 +168,7 @@ export const mysql: DatabaseModule<MysqlTarget> = {
       },
       poolStats: () => mysqlPoolStats(selector.poolInUse, options),
       nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
+      databaseSystem: () => (mariaDbInUse() ? 'mariadb' : 'mysql'),
       classifyError: classifyMysqlError,
       close: () => db.destroy(),
     };

@@ -71,8 +71,8 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
   const ready = new WeakSet<PoolConnection>();
   /** Per node pool: the index in sessionSettings() its server accepted (all connections of a node agree). */
   const settingsChosen = new Map<CountedPool, number>();
-  /** Per node pool: whether its server has INSERT … RETURNING (MariaDB ≥ 10.5), asked on its first connection. */
-  const insertReturning = new Map<CountedPool, boolean>();
+  /** Per node pool: what its server says `select version()` is, asked on its first connection. */
+  const versions = new Map<CountedPool, string>();
   const settings = sessionSettings(options.queryTimeoutMs);
   const clientTimeoutMs = options.queryTimeoutMs + clientGraceMs(options.queryTimeoutMs);
 
@@ -81,7 +81,7 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
     for (let index = settingsChosen.get(pool) ?? 0; index < settings.length; index += 1) {
       try {
         await runOn(connection, settings[index]!, clientTimeoutMs);
-        if (!insertReturning.has(pool)) insertReturning.set(pool, hasInsertReturning(await serverVersion(connection, clientTimeoutMs)));
+        if (!versions.has(pool)) versions.set(pool, await serverVersion(connection, clientTimeoutMs));
         settingsChosen.set(pool, index);
         ready.add(connection);
         return;
@@ -154,8 +154,16 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
    * Whether the node in use has INSERT … RETURNING: undefined until a connection to it has
    * been set up (openStore connects before the store's layers ask).
    */
-  const insertReturningInUse = () => insertReturning.get(selector.poolInUse);
-  return { pool, selector, insertReturningInUse };
+  const insertReturningInUse = () => {
+    const version = versions.get(selector.poolInUse);
+    return version === undefined ? undefined : hasInsertReturning(version);
+  };
+  /** Which server the node in use is, for traces: MariaDB says so in its version; undefined until asked. */
+  const mariaDbInUse = () => {
+    const version = versions.get(selector.poolInUse);
+    return version === undefined ? undefined : /-MariaDB/i.test(version);
+  };
+  return { pool, selector, insertReturningInUse, mariaDbInUse };
 }
 
 /**

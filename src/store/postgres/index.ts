@@ -139,6 +139,7 @@ export const postgres: DatabaseModule<PostgresTarget> = {
         return { total: inUse.totalCount, idle: inUse.idleCount, waiting: inUse.waitingCount, max };
       },
       nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
+      databaseSystem: () => 'postgresql',
       classifyError: classifyPostgresError,
       close: () => db.destroy(),
     };

@@ -101,6 +101,7 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
       // idle and only writes queued for the next group commit are waiting.
       poolStats: () => ({ total: 1, idle: 1, waiting: groupCommit.waiting, max: 1 }),
       nodeUse: () => undefined,
+      databaseSystem: () => 'sqlite',
       classifyError: classifySqliteError,
       close: () => db.destroy(),
     };

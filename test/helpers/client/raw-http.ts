@@ -173,6 +173,38 @@ export function halfClosedExchange(port: number, bytes: Buffer, { timeoutMs = 5_
   });
 }
 
+/**
+ * Each request on a connection of its own: the connections opened first, then every request
+ * written in one go, so that the service reads them in one turn of its event loop and answers
+ * them together (src/http/node/turns.ts). The exchanges, in the order of `requests`.
+ */
+export async function sendTogether(baseUrl: string, requests: readonly RawRequest[], { timeoutMs = 20_000 } = {}): Promise<RawExchange[]> {
+  let connected = 0;
+  let allConnected!: () => void;
+  const connecting = new Promise<void>((resolve) => (allConnected = resolve));
+  let sendAll!: () => void;
+  const sending = new Promise<void>((resolve) => (sendAll = resolve));
+  const exchanges = requests.map((request) => {
+    const bytes = requestBytes(request);
+    return rawExchange(
+      portOf(baseUrl),
+      async (socket) => {
+        if (++connected === requests.length) allConnected();
+        await sending;
+        socket.write(bytes);
+      },
+      { timeoutMs, head: request.method === 'HEAD' },
+    );
+  });
+  await connecting;
+  await new Promise((resolve) => setTimeout(resolve, 100)); // every connection accepted, in turns of its own
+  // The first batch after connections were accepted is a small one (turns.ts); one request
+  // answered now makes the next batch a full one.
+  await fetch(`${baseUrl}/healthz`);
+  sendAll();
+  return Promise.all(exchanges);
+}
+
 /** Port of a base URL such as http://127.0.0.1:1234. */
 export function portOf(baseUrl: string): number {
   return Number(new URL(baseUrl).port);
