@@ -67,6 +67,7 @@ function answerOf(exchange: RawExchange): RawResponse {
   return exchange.response;
 }
 
+// Skipped (with the reason printed) where PostgreSQL, redis-server or nginx is missing; under CI=true it fails instead.
 describeIf('postgres', 'redis-server', 'nginx')('nginx in front of two instances (deploy/nginx/book-service.conf)', () => {
   let store: TestStore;
   let redis: PrivateRedis;
