@@ -32,6 +32,12 @@ import { Messages } from './envelope.js';
 /** Rows per store query when listing; also the size from which the list is streamed. */
 export const LIST_PAGE_SIZE = 1000;
 
+/**
+ * Longest a group of list requests waits for the group before it to read its first page: a
+ * read normally takes milliseconds; one that takes longer is left to finish on its own.
+ */
+export const MAX_WAIT_FOR_READ_MS = 100;
+
 /** Most bytes of pages one group keeps for its clients that are behind the fastest. */
 export const MAX_SHARED_BYTES = 8 * 1024 * 1024;
 
@@ -55,6 +61,8 @@ export class SharedListAnswers {
   private readonly recent = new RecentBytes();
   /** The first page of the last group, while it is being read. */
   private building: Promise<ListAnswer> | undefined;
+  /** When the last group's first page was asked for (performance.now()). */
+  private buildingSince = 0;
 
   constructor(
     private readonly store: BookStore,
@@ -65,6 +73,7 @@ export class SharedListAnswers {
       async (keys: readonly true[], requests) => {
         const building = this.build(requests);
         this.building = building;
+        this.buildingSince = performance.now();
         const answer = await building.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error), { cause: error })));
         if (this.building === building) this.building = undefined;
         return keys.map(() => answer);
@@ -73,11 +82,27 @@ export class SharedListAnswers {
         cache: false,
         // While a group's first page is being read, the requests that arrive form the next
         // group, whose query is sent when that read is done (after they all arrived): under
-        // load, groups grow instead of queries piling up. Otherwise, as DataLoader does: once
-        // the turn's promise jobs are done.
+        // load, groups grow instead of queries piling up. A read still going MAX_WAIT_FOR_READ_MS
+        // after it was sent (a store that stopped answering) is not waited for any longer, so a
+        // list request's own query starts at most that late and it answers within its own
+        // limits (DB_QUERY_TIMEOUT), not the read's before it too. Otherwise, as DataLoader
+        // does: once the turn's promise jobs are done.
         batchScheduleFn: (dispatch) => {
-          if (this.building) void this.building.then(dispatch, dispatch);
-          else void Promise.resolve().then(() => process.nextTick(dispatch));
+          const building = this.building;
+          const waitMs = building ? this.buildingSince + MAX_WAIT_FOR_READ_MS - performance.now() : 0;
+          if (!building || waitMs <= 0) {
+            void Promise.resolve().then(() => process.nextTick(dispatch));
+            return;
+          }
+          let dispatched = false;
+          const dispatchOnce = () => {
+            if (dispatched) return;
+            dispatched = true;
+            clearTimeout(timer);
+            dispatch();
+          };
+          const timer = setTimeout(dispatchOnce, waitMs);
+          void building.then(dispatchOnce, dispatchOnce);
         },
       },
     );

@@ -208,6 +208,43 @@ describeIf('pg-binaries')('PostgreSQL outage under traffic (private cluster)', (
     }, 60_000);
   }
 
+  // GET /books requests that arrive while a list read is on its way form the next group, which
+  // normally waits for that read (src/http/shared-list.ts). A read the frozen store never answers
+  // must not hold the next group too: its own query starts at once, so it answers within its own
+  // DB_QUERY_TIMEOUT + grace (2.5 s here), not the earlier read's as well (before: 3.5–4 s).
+  it('a hang: a list request that arrives while another list read hangs answers 503 within its own DB_QUERY_TIMEOUT + grace', async () => {
+    if (!(await cluster.isRunning())) await cluster.start();
+    const service = await startService({
+      childProcess: true,
+      dbUrl: await cluster.createDatabase('outage_list_wait'),
+      env: { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S) },
+    });
+    let failure: unknown;
+    try {
+      const token = await login(service.baseUrl);
+      // Open a few pooled connections, so the second read can have one without connecting.
+      await Promise.all(Array.from({ length: 4 }, () => attempt(service.baseUrl, 'GET', '/books', { token })));
+      await cluster.freeze();
+      try {
+        const first = attempt(service.baseUrl, 'GET', '/books', { token });
+        await sleep(1000);
+        const second = await attempt(service.baseUrl, 'GET', '/books', { token });
+        const firstOutcome = await first;
+        expect(isUnavailable(firstOutcome), describeOutcome(firstOutcome)).toBe(true);
+        expect(isUnavailable(second), describeOutcome(second)).toBe(true);
+        const graceMs = 500;
+        expect(second.endedAt - second.startedAt, describeOutcome(second)).toBeLessThan(QUERY_TIMEOUT_S * 1000 + graceMs + 300);
+      } finally {
+        await cluster.thaw();
+      }
+    } catch (error) {
+      failure = error;
+    }
+    const code = await service.stop('SIGTERM');
+    if (failure !== undefined) throw failure;
+    expect(code, `exit after SIGTERM; stderr: ${service.process.stderr()}`).toBe(0);
+  }, 60_000);
+
   it('startup with the store not up yet (DB_CONNECT_TIMEOUT=20): the service waits, comes up when the store starts 2 s later, and answers', async () => {
     if (await cluster.isRunning()) await cluster.stop('fast');
     const service = await startService({
