@@ -141,6 +141,20 @@ forEachStore((kind) => {
       expect(value(exposition, 'http_request_duration_seconds_count', { method: 'GET', route: '/books', status: '401' })).toBe(2);
     });
 
+    it('each series of http_request_duration_seconds has cumulative buckets in rising `le` order, +Inf = count, as many as http_requests_total', () => {
+      const counted = find(exposition, 'http_requests_total', {});
+      expect(counted.length).toBeGreaterThan(5);
+      for (const { labels, value: requests } of counted) {
+        const buckets = find(exposition, 'http_request_duration_seconds_bucket', labels);
+        const bounds = buckets.map((bucket) => (bucket.labels.le === '+Inf' ? Infinity : Number(bucket.labels.le)));
+        expect(bounds, JSON.stringify(labels)).toEqual([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, Infinity]);
+        const counts = buckets.map((bucket) => bucket.value);
+        expect(counts, JSON.stringify(labels)).toEqual([...counts].sort((a, b) => a - b));
+        expect(counts.at(-1)).toBe(requests);
+        expect(value(exposition, 'http_request_duration_seconds_count', labels)).toBe(requests);
+      }
+    });
+
     it('route is always the pattern: no raw id or raw URL ever becomes a label value', () => {
       const routes = new Set(
         exposition.samples.filter((sample) => sample.name.startsWith('http_request')).map((sample) => sample.labels.route),

@@ -5,10 +5,11 @@
 // of this app's own (`app.metrics`, served by src/routes/metrics.ts). METRICS=false: none of it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SharedListAnswers } from '../../http/shared-list.js';
 import type { BookStore } from '../../store/book-store.js';
 import type { Tracing } from '../../tracing/tracing.js';
+import { RequestMetrics } from './request-metrics.js';
 
 export interface Metrics {
   registry: Registry;
@@ -28,19 +29,10 @@ function createMetrics(store: BookStore, bookLists: SharedListAnswers, tracing: 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const labelNames = ['method', 'route', 'status'] as const;
-  const requests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status',
-    labelNames,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from request to response, by method, route pattern and status',
-    labelNames,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
+  const requests = new RequestMetrics([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+  requests.registerIn(registry, {
+    requests: 'HTTP requests answered, by method, route pattern and status',
+    duration: 'Time from request to response, by method, route pattern and status',
   });
   storeGauge(registry, 'book_store_pool_connections', 'Store connection pool: open (total), idle, waiting queries, configured max', 'state', () => {
     const stats = store.poolStats();
@@ -81,10 +73,7 @@ function createMetrics(store: BookStore, bookLists: SharedListAnswers, tracing: 
     registry,
     observe(request, reply) {
       // The route pattern, never the raw URL: ids would make the label set unbounded.
-      const route = request.routeOptions.url ?? 'unmatched';
-      const labels = { method: request.method, route, status: String(reply.statusCode) };
-      requests.inc(labels);
-      duration.observe(labels, reply.elapsedTime / 1000);
+      requests.record(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     },
   };
 }
