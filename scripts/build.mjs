@@ -72,6 +72,11 @@ const result = await build({
   banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
   sourcemap: 'linked',
   legalComments: 'none',
+  // Without comments and indentation: V8 keeps the source of every script it loaded, and one
+  // non-ASCII character (a comment's "—") makes a whole chunk a two-byte string. MariaDB's
+  // process: 6 MiB less at startup, peak RSS 103.5 -> 98.3 MiB. Names stay as written, so a
+  // stack trace still names its functions; `node --enable-source-maps` maps it to src/ lines.
+  minifyWhitespace: true,
   logLevel: 'warning',
   write: false,
 });

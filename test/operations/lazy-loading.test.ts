@@ -78,10 +78,11 @@ describe('loaded on first use', () => {
   });
 
   it('the bundle holds no copy of them: they are required from node_modules when first needed', () => {
-    // esbuild heads each module it bundled with its file: `// node_modules/<package>/<file>`.
+    // Each file's source map lists the files bundled into it: `../node_modules/<package>/<file>`.
     const bundled = readdirSync(DIST)
-      .filter((name) => name.endsWith('.js'))
-      .flatMap((name) => [...readFileSync(join(DIST, name), 'utf8').matchAll(/^\/\/ node_modules(\/\S+)$/gm)].map((match) => match[1] ?? ''));
+      .filter((name) => name.endsWith('.js.map'))
+      .flatMap((name) => (JSON.parse(readFileSync(join(DIST, name), 'utf8')) as { sources: string[] }).sources)
+      .flatMap((source) => /(?:^|\/)node_modules(\/.+)$/.exec(source)?.[1] ?? []);
     expect(bundled.length).toBeGreaterThan(0);
     expect(among(bundled, [...REFERENCE_PACKAGES, ...COMPILER_PACKAGES])).toEqual([]);
   });
