@@ -2,8 +2,7 @@
 // memory"): the OpenAPI document and the /docs page are made by @fastify/swagger and
 // @fastify/swagger-ui (src/plugins/external/api-reference.ts) the first time either is asked
 // for. A process serving only the API never loads them, nor their YAML library and static-file
-// server. The file of every CommonJS module the process loaded is written when it exits
-// (test/helpers/service/record-loaded-modules.mjs). Schema compilers are not loaded either:
+// server. Every module the process loads is recorded (test/helpers/service/loaded-modules.ts). Schema compilers are not loaded either:
 // every validator and serializer comes from the build (src/schemas/precompiled.ts).
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,10 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js';
 import { freePort } from '../helpers/infra/free-port.js';
+import { loadedModules, loadedModulesEnv } from '../helpers/service/loaded-modules.js';
 import { spawnMain, waitUntilAnswering } from '../helpers/service/main-process.js';
 
 const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
-const RECORDER = fileURLToPath(new URL('../helpers/service/record-loaded-modules.mjs', import.meta.url));
 const REFERENCE_PACKAGES = ['@fastify/swagger/', '@fastify/swagger-ui/', '@fastify/static/', 'yaml/'];
 /** What compiles a schema (the build made every function: dist/compiled-schemas.cjs) or injects a request. */
 const COMPILER_PACKAGES = ['@fastify/ajv-compiler/', '@fastify/fast-json-stringify-compiler/', 'ajv/dist/ajv.js', 'fast-json-stringify/index.js', 'light-my-request/'];
@@ -32,8 +31,7 @@ async function packagesLoadedServing(paths: string[], name: string): Promise<str
       DB_URL: `sqlite:${join(dir, `${name}.db`)}`,
       PORT: String(port),
       LOG_LEVEL: 'warn',
-      NODE_OPTIONS: `--import ${RECORDER}`,
-      LOADED_MODULES_FILE: loadedFile,
+      ...loadedModulesEnv(loadedFile),
     },
     dir,
   );
@@ -53,8 +51,7 @@ async function packagesLoadedServing(paths: string[], name: string): Promise<str
     service.child.kill('SIGTERM');
     await service.exited;
   }
-  return readFileSync(loadedFile, 'utf8')
-    .split('\n')
+  return loadedModules(loadedFile)
     .filter((file) => file.includes('/node_modules/'))
     .map((file) => file.slice(file.lastIndexOf('/node_modules/') + '/node_modules'.length));
 }

@@ -1,13 +1,13 @@
 // Tracing off (no OTEL_* variable sets it up, the default) costs nothing: the built service
 // loads no OpenTelemetry code at all, neither a package from node_modules nor a chunk of dist/
 // that holds one (scripts/build.mjs keeps it in the chunk src/tracing/open-telemetry.ts becomes).
-// Every module the process loads is recorded by a module hook (node:module register), and each
-// file read: with tracing on, the same check finds OpenTelemetry, so it can tell.
+// Every module the process loads is recorded (test/helpers/service/record-loaded-modules.mjs),
+// and each file read: with tracing on, the same check finds OpenTelemetry, so it can tell.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadedModules, loadedModulesEnv } from '../helpers/service/loaded-modules.js';
 import { killAllChildServices, startService } from '../helpers/service/start-service.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'books-tracing-off-'));
@@ -16,31 +16,20 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const javascript = (source: string) => `data:text/javascript,${encodeURIComponent(source)}`;
-/** A module hook that appends the URL of every module the process loads to $LOADED_MODULES. */
-const RECORD_LOADS = javascript(`
-  import { appendFileSync } from 'node:fs';
-  export async function load(url, context, next) {
-    appendFileSync(process.env.LOADED_MODULES, url + '\\n');
-    return next(url, context);
-  }
-`);
-const REGISTER = javascript(`import { register } from 'node:module'; register(${JSON.stringify(RECORD_LOADS)});`);
-
 /** The files the built service loaded to start and answer a request, with `env` on top of the test settings. */
 async function filesLoaded(name: string, env: Record<string, string>): Promise<string[]> {
   const log = join(dir, `${name}.log`);
   const service = await startService({
     childProcess: true,
     dbUrl: `sqlite:${join(dir, `${name}.db`)}`,
-    env: { ...env, NODE_OPTIONS: `--import=${REGISTER}`, LOADED_MODULES: log },
+    env: { ...env, ...loadedModulesEnv(log) },
   });
   try {
     expect((await fetch(`${service.baseUrl}/healthz`)).status).toBe(200);
   } finally {
     expect(await service.stop('SIGTERM')).toBe(0);
   }
-  return [...new Set(readFileSync(log, 'utf8').split('\n').filter((url) => url.startsWith('file:')))].map((url) => fileURLToPath(url));
+  return loadedModules(log);
 }
 
 /** The files among `files` that are OpenTelemetry's package files, or hold bundled OpenTelemetry code. */
