@@ -68,6 +68,7 @@ async function renderedOperations(page: Page): Promise<string[]> {
   );
 }
 
+// Requirement: it drives a real browser; skipped (reason printed) only outside CI where Chromium is missing.
 describeIf('chromium')('GET /docs in headless Chromium', () => {
   const service = useService('sqlite', { LOGIN_RATE_LIMIT: '0' });
   let browser: Browser;

@@ -76,6 +76,7 @@ forEachStore((kind) => {
   });
 });
 
+// Requirement: it runs a private PostgreSQL cluster; skipped (reason printed) only outside CI where PostgreSQL's server binaries are missing.
 describeIf('pg-binaries')('GET /readyz while the store is down (child process over a private PostgreSQL cluster)', () => {
   let cluster: PrivatePostgres;
   let service: ChildService;

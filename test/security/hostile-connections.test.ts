@@ -229,9 +229,9 @@ async function bookIds(client: ApiClient, token: string): Promise<Set<string>> {
   return new Set([...response.text.matchAll(/"id":(\d+)/g)].map((match) => match[1] as string));
 }
 
+const partsItNeeds = machinery.pipelineInOrder && machinery.answerHalfClosedClients && machinery.finishAnswersOnClientError;
 // Its rules are what pipeline-in-order, answer-half-closed-clients and finish-answers-on-client-error
 // make true: skipped when HTTP_MACHINERY turns any of them off.
-const partsItNeeds = machinery.pipelineInOrder && machinery.answerHalfClosedClients && machinery.finishAnswersOnClientError;
 describe.skipIf(!partsItNeeds)('hostile connections (SQLite)', () => {
   // No failed-login limit: wrong passwords are part of the mix, and must keep answering 401.
   const service = useService('sqlite', { LOGIN_RATE_LIMIT: '0' });

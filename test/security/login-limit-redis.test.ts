@@ -15,6 +15,7 @@ import { describeIf } from '../helpers/requirements.js';
 
 const LIMIT = 10;
 
+// Requirement: it starts Redis servers of its own; skipped (reason printed) only outside CI where redis-server is missing.
 describeIf('redis-server')('failed-login limit shared through Redis, two instances', () => {
   let redis: PrivateRedis;
   let instances: InProcessService[] = [];

@@ -14,6 +14,7 @@ import pg from 'pg';
 const INSTANCES = 3;
 const ROUNDS = 3;
 
+// Requirement: it needs the shared PostgreSQL server; skipped (reason printed) when DIALECTS leaves PostgreSQL out, or outside CI when it does not answer.
 describeIf('postgres')('concurrent startup of several instances on one empty PostgreSQL database', () => {
   const stores: TestStore[] = [];
 

@@ -74,6 +74,7 @@ async function inBatches<T>(tasks: Array<() => Promise<T>>, concurrency: number)
   return results;
 }
 
+// Requirement: it runs a private 3-node Galera cluster; skipped (reason printed) only outside CI where Galera or rsync is missing.
 describeIf('galera-binaries')('the service on a 3-node MariaDB Galera cluster (private cluster, child processes)', () => {
   let cluster: PrivateGalera;
 

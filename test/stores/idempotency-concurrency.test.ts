@@ -133,6 +133,7 @@ function itRacesOneKey(instances: () => readonly ChildService[], afterRounds?: (
   }, 180_000);
 }
 
+// Requirement: a SQLite file store; skipped only when DIALECTS leaves SQLite out.
 describeIf('sqlite')('SQLite: one service with WORKERS=2 on a file store', () => {
   let dir: string;
   let service: ChildService;
@@ -165,6 +166,7 @@ describeIf('sqlite')('SQLite: one service with WORKERS=2 on a file store', () =>
 });
 
 for (const kind of ['postgres', 'mysql'] as const) {
+  // Requirement: the shared server of that kind; skipped (reason printed) when DIALECTS leaves it out, or outside CI when it does not answer.
   describeIf(kind)(`${kind === 'postgres' ? 'PostgreSQL' : 'MariaDB'}: two instances on one database`, () => {
     let store: TestStore;
     let instances: ChildService[] = [];
@@ -186,6 +188,7 @@ for (const kind of ['postgres', 'mysql'] as const) {
   });
 }
 
+// Requirement: it runs a private 3-node Galera cluster; skipped (reason printed) only outside CI where Galera or rsync is missing.
 describeIf('galera-binaries')('Galera: three instances, each on another node of a private 3-node cluster', () => {
   const database = 'books_idempotency';
   let cluster: PrivateGalera;

@@ -110,6 +110,7 @@ forEachStore((kind) => {
   });
 });
 
+// Requirement: it runs a private 3-node Galera cluster; skipped (reason printed) only outside CI where Galera or rsync is missing.
 describeIf('galera-binaries')('a 3-node Galera cluster, one node SIGKILLed and restarted mid-run', () => {
   const database = 'books_linearizability';
   let cluster: PrivateGalera;

@@ -81,6 +81,20 @@ function summary(outcomes: Outcome[]): string {
   return [...counts].map(([key, count]) => `${key}: ${count}`).join('; ');
 }
 
+/** Runs `body` against `service`, then stops it with SIGTERM: the body's failure if any, else a clean exit (code 0). */
+async function runThenStop(service: ChildService, body: () => Promise<void>): Promise<void> {
+  let failure: unknown;
+  try {
+    await body();
+  } catch (error) {
+    failure = error;
+  }
+  const code = await service.stop('SIGTERM');
+  if (failure !== undefined) throw failure;
+  expect(code, `exit after SIGTERM; stderr: ${service.process.stderr()}`).toBe(0);
+}
+
+// Requirement: it runs a private PostgreSQL cluster; skipped (reason printed) only outside CI where PostgreSQL's server binaries are missing.
 describeIf('pg-binaries')('PostgreSQL outage under traffic (private cluster)', () => {
   let cluster: PrivatePostgres;
 
@@ -219,8 +233,7 @@ describeIf('pg-binaries')('PostgreSQL outage under traffic (private cluster)', (
       dbUrl: await cluster.createDatabase('outage_list_wait'),
       env: { DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S) },
     });
-    let failure: unknown;
-    try {
+    await runThenStop(service, async () => {
       const token = await login(service.baseUrl);
       // Open a few pooled connections, so the second read can have one without connecting.
       await Promise.all(Array.from({ length: 4 }, () => attempt(service.baseUrl, 'GET', '/books', { token })));
@@ -237,12 +250,7 @@ describeIf('pg-binaries')('PostgreSQL outage under traffic (private cluster)', (
       } finally {
         await cluster.thaw();
       }
-    } catch (error) {
-      failure = error;
-    }
-    const code = await service.stop('SIGTERM');
-    if (failure !== undefined) throw failure;
-    expect(code, `exit after SIGTERM; stderr: ${service.process.stderr()}`).toBe(0);
+    });
   }, 60_000);
 
   it('startup with the store not up yet (DB_CONNECT_TIMEOUT=20): the service waits, comes up when the store starts 2 s later, and answers', async () => {
@@ -253,8 +261,7 @@ describeIf('pg-binaries')('PostgreSQL outage under traffic (private cluster)', (
       env: { DB_CONNECT_TIMEOUT: '20', DB_QUERY_TIMEOUT: String(QUERY_TIMEOUT_S) },
       waitUntilUp: false,
     });
-    let failure: unknown;
-    try {
+    await runThenStop(service, async () => {
       await sleep(2000);
       await service.assertAlive('before the store started (it must wait DB_CONNECT_TIMEOUT)');
       await cluster.start();
@@ -272,11 +279,6 @@ describeIf('pg-binaries')('PostgreSQL outage under traffic (private cluster)', (
         message: 'Book retrieved successfully',
         data: { id, title: 'Late store', author: 'Patience', year: 2024 },
       });
-    } catch (error) {
-      failure = error;
-    }
-    const code = await service.stop('SIGTERM');
-    if (failure !== undefined) throw failure;
-    expect(code, `exit after SIGTERM; stderr: ${service.process.stderr()}`).toBe(0);
+    });
   }, 60_000);
 });

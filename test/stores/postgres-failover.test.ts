@@ -32,6 +32,7 @@ const FAILOVER_LIMIT_MS = 30_000;
 const OUTAGE_MS = 3000;
 const QUERY_TIMEOUT_S = 3;
 
+// Requirement: it runs a private PostgreSQL cluster; skipped (reason printed) only outside CI where PostgreSQL's server binaries are missing.
 describeIf('pg-binaries')('PostgreSQL failover: primary + synchronous standby, DB_URL listing both with target_session_attrs=read-write', () => {
   let replication: PostgresReplication;
   let primaryFirst: ChildService;

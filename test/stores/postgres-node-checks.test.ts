@@ -21,6 +21,7 @@ import { describeIf } from '../helpers/requirements.js';
 const NOTICE_LIMIT_MS = 2_000;
 const MAX_LOG_LINE_BYTES = 2_048;
 
+// Requirement: it runs a private PostgreSQL cluster; skipped (reason printed) only outside CI where PostgreSQL's server binaries are missing.
 describeIf('pg-binaries')('the PostgreSQL node in use, watched (private cluster)', () => {
   let cluster: PrivatePostgres;
   let databaseUrl: string;

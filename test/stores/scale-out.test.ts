@@ -8,6 +8,7 @@ import { login } from '../helpers/client/api-client.js';
 import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
 import { describeIf } from '../helpers/requirements.js';
 
+// Requirement: it needs the shared PostgreSQL server; skipped (reason printed) when DIALECTS leaves PostgreSQL out, or outside CI when it does not answer.
 describeIf('postgres')('scale-out: two instances on one PostgreSQL database', () => {
   let store: TestStore;
   let a: ChildService;

@@ -114,6 +114,7 @@ function scenario(kind: StoreKind) {
   }, 60_000);
 }
 
+// Requirement: it needs the shared PostgreSQL server; skipped (reason printed) when DIALECTS leaves PostgreSQL out, or outside CI when it does not answer.
 describeIf('postgres')('SIGTERM under load on a fresh PostgreSQL database', () => scenario('postgres'));
 
 describe('SIGTERM under load on a SQLite file', () => scenario('sqlite'));

@@ -111,6 +111,7 @@ async function rows(page: Page): Promise<string[][]> {
     .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 4).map((td) => td.textContent ?? '')));
 }
 
+// Requirement: it drives a real browser; skipped (reason printed) only outside CI where Chromium is missing.
 describeIf('chromium')('the web page in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {

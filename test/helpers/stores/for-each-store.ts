@@ -16,6 +16,7 @@ import { setGaleraCopyRunning } from './test-store.js';
 export function forEachStore(suite: (kind: StoreKind) => void, only?: readonly StoreKind[]) {
   const wanted = (kind: StoreKind) => only === undefined || only.includes(kind);
   for (const kind of STORE_KINDS) {
+    // Each store's copy: skipped (reason printed) only outside CI when its server does not answer.
     if (wanted(kind)) describeIf(kind)(kind, () => suite(kind));
   }
   for (const kind of ALL_STORE_KINDS) {
@@ -24,7 +25,8 @@ export function forEachStore(suite: (kind: StoreKind) => void, only?: readonly S
     // whose every store was left out still has one (Vitest fails a file without any suite).
     describe.skip(`${kind} (not in DIALECTS)`, () => suite(kind));
   }
-  // Galera speaks MySQL: a suite limited to other stores has no galera copy.
+  // Galera speaks MySQL: a suite limited to other stores has no galera copy. Skipped (reason
+  // printed) only outside CI when the shared Galera cluster does not answer.
   if (GALERA_SELECTED && (only === undefined || only.includes('mysql')) && GALERA_SUITES.test(expect.getState().testPath ?? '')) {
     describeIf('shared-galera')('galera', () => {
       // Registered first, so it runs before the suite's own hooks: every store the suite
