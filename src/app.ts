@@ -33,6 +33,7 @@ import openapiRoute from './routes/openapi.js';
 import tokenRoute from './routes/token.js';
 import webUi from './routes/web-ui.js';
 import { precompiledCompilers, type SchemaCompilers } from './schemas/precompiled.js';
+import { NO_FAST_PATHS, type FastPaths } from './seams.js';
 import type { BookStore } from './store/book-store.js';
 import { NO_TRACING, type Tracing } from './tracing/tracing.js';
 
@@ -50,6 +51,8 @@ interface AppDependencies {
   schemaCompilers?: SchemaCompilers;
   /** OpenTelemetry tracing when the OTEL_* variables turn it on (src/tracing/). */
   tracing?: Tracing;
+  /** The speed paths that are on (src/seams.ts; their layers are in src/fast/). */
+  fastPaths?: FastPaths;
 }
 
 export async function buildApp({
@@ -59,6 +62,7 @@ export async function buildApp({
   loginLimiter,
   schemaCompilers = precompiledCompilers(),
   tracing = NO_TRACING,
+  fastPaths = NO_FAST_PATHS,
 }: AppDependencies): Promise<App> {
   const serverSettings: ServerSettings = {
     requestTimeout: config.http.requestTimeoutMs, // whole request, so a slow upload cannot hold a socket
@@ -73,8 +77,9 @@ export async function buildApp({
       requireHostHeader: false, // a request without Host gets the 400 envelope (plugins/app/request-headers.ts), not Node's bare 400
     },
   };
-  // What reaches below Fastify's and Node's public behaviour (src/http/node), as HTTP_MACHINERY sets it.
-  const nodeHttp = nodeHttpLayer(serverSettings, config.http.machinery);
+  // What reaches below Fastify's and Node's public behaviour (src/http/node), as NODE_HTTP_PARTS
+  // sets it, with the speed path that answers in turns between Node and Fastify if it is on.
+  const nodeHttp = nodeHttpLayer(serverSettings, config.http.nodeHttpParts, fastPaths.requestListener);
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }), // one line per request: plugins/app/request-log.ts

@@ -36,8 +36,15 @@ Configuration comes from the environment and from .env in the working directory
   METRICS             true       serve /metrics
   WEB_UI              true       serve the web page at / (false: / is 404 as any unknown path)
   WORKERS             1          processes sharing the port
-  HTTP_MACHINERY      on         the Node HTTP layer's parts: on, off, or the parts to keep on
-  HEAP_SIZING         true       size V8's heap for a small service (false: V8's own sizing)
+  FAST_PATHS          on         the speed paths (src/fast/): on, off, the paths to turn on, or -paths
+                      to turn off: answer-in-turns, shared-lists, batched-queries, group-commit,
+                      counted-metrics, one-read-body, batched-log, token-cache,
+                      precompiled-schemas, lazy-api-reference, heap-sizing (docs/benchmarks.md)
+  NODE_HTTP_PARTS     on         the Node HTTP layer's protocol fixes: on, off, or the parts to keep on:
+                      pipeline-in-order, answer-half-closed-clients, lingering-close,
+                      ignore-unknown-expect, finish-answers-on-client-error
+  HEAP_SIZING         true       false: FAST_PATHS without heap-sizing (V8's own heap sizing)
+  HTTP_MACHINERY      -          deprecated: sets both FAST_PATHS and NODE_HTTP_PARTS (on, off)
   OTEL_EXPORTER_OTLP_ENDPOINT off  traces to an OpenTelemetry collector (OTLP over HTTP), e.g.
                       http://otel-collector:4318; also honoured (docs/operations.md, Traces):
                       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_TRACES_EXPORTER, OTEL_SDK_DISABLED,

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { NODE_HTTP_PARTS, settingName, type NodeHttpParts } from './http/node/index.js';
+import { FAST_PATH_NAMES, type FastPathName } from './seams.js';
 import type { StoreSettings } from './store/open-store.js';
 import { describeStoreUrl, parseStoreUrl } from './store/store-url.js';
 import { StartupError } from './startup-error.js';
@@ -22,8 +23,8 @@ export interface HttpSettings {
   metrics: boolean;
   /** Serve the web page at GET / (and its files under /ui/). */
   webUi: boolean;
-  /** Which parts of the Node HTTP layer (src/http/node) are on. */
-  machinery: NodeHttpParts;
+  /** Which protocol fixes of the Node HTTP layer (src/http/node) are on (NODE_HTTP_PARTS). */
+  nodeHttpParts: NodeHttpParts;
 }
 
 /** Tokens, the built-in account and the failed-login limit. */
@@ -45,8 +46,8 @@ export interface Config {
   store: StoreSettings;
   logLevel: string;
   workers: number;
-  /** Size V8's heap for a small service (src/runtime/heap-sizing.ts). */
-  heapSizing: boolean;
+  /** The speed paths that are on (FAST_PATHS, src/seams.ts; the layers are in src/fast/). */
+  fastPaths: ReadonlySet<FastPathName>;
   /** OpenTelemetry tracing from the standard OTEL_* variables (src/tracing/tracing-config.ts); undefined: off. */
   tracing: TracingSettings | undefined;
   /** Startup warnings (weak secret, default credentials), logged once the logger exists. */
@@ -122,7 +123,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
       corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
       metrics: boolean(env, 'METRICS', true),
       webUi: boolean(env, 'WEB_UI', true),
-      machinery: parseHttpMachinery(env.HTTP_MACHINERY),
+      nodeHttpParts: parseNodeHttpParts(env.NODE_HTTP_PARTS ?? oldMachinery(env, warnings)?.parts),
     },
     auth: {
       secret,
@@ -142,7 +143,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
     },
     logLevel,
     workers: integer(env, 'WORKERS', 1, 1, 1024),
-    heapSizing: boolean(env, 'HEAP_SIZING', true),
+    fastPaths: withoutHeapSizing(parseFastPaths(env.FAST_PATHS ?? oldMachinery(env)?.fastPaths), boolean(env, 'HEAP_SIZING', true)),
     tracing: parseTracingSettings(env, ConfigError),
     warnings,
   };
@@ -225,10 +226,58 @@ function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
 }
 
 /**
- * `on` (default: every part), `off` (none: plain Fastify and Node), or a comma-separated list
- * of the parts to keep on, by their setting names (src/http/node/index.ts).
+ * FAST_PATHS: `on` (default: every speed path), `off` (none: the plain service), a
+ * comma-separated list of the paths to turn on, or of `-name`s to turn off from all of them.
  */
-export function parseHttpMachinery(raw: string | undefined): NodeHttpParts {
+export function parseFastPaths(raw: string | undefined): ReadonlySet<FastPathName> {
+  const value = raw?.trim().toLowerCase();
+  if (value === undefined || value === 'on') return new Set(FAST_PATH_NAMES);
+  if (value === 'off') return new Set();
+  const entries = value.split(',').map((name) => name.trim()).filter(Boolean);
+  const named = entries.map((entry) => entry.replace(/^-/, ''));
+  const removing = entries.filter((entry) => entry.startsWith('-')).length;
+  const unknown = named.filter((name) => !(FAST_PATH_NAMES as readonly string[]).includes(name));
+  if (entries.length === 0 || unknown.length > 0 || (removing > 0 && removing < entries.length)) {
+    throw new ConfigError(
+      `FAST_PATHS must be on, off, a comma-separated list of the paths to turn on, or of -paths to turn off (${FAST_PATH_NAMES.join(', ')}); got "${raw}"`,
+    );
+  }
+  const chosen = new Set(named as FastPathName[]);
+  return new Set(FAST_PATH_NAMES.filter((name) => (removing > 0 ? !chosen.has(name) : chosen.has(name))));
+}
+
+/** HEAP_SIZING=false, the older switch of one path, takes heap-sizing out of the speed paths. */
+function withoutHeapSizing(paths: ReadonlySet<FastPathName>, heapSizing: boolean): ReadonlySet<FastPathName> {
+  if (heapSizing) return paths;
+  const without = new Set(paths);
+  without.delete('heap-sizing');
+  return without;
+}
+
+/**
+ * HTTP_MACHINERY, the switch before FAST_PATHS and NODE_HTTP_PARTS, still honoured for one
+ * release (with a warning): `off` is both off, `on` both on, and a list of parts keeps those
+ * protocol parts on and answer-in-turns (the one speed path it switched) only if listed.
+ */
+function oldMachinery(env: Env, warnings?: string[]): { fastPaths: string; parts: string } | undefined {
+  const raw = env.HTTP_MACHINERY?.trim().toLowerCase();
+  if (raw === undefined) return undefined;
+  warnings?.push('HTTP_MACHINERY is deprecated and will be removed: use FAST_PATHS (the speed paths) and NODE_HTTP_PARTS (the protocol parts)');
+  if (raw === 'on' || raw === 'off') return { fastPaths: raw, parts: raw };
+  const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  const known = ['answer-in-turns', ...NODE_HTTP_PARTS.map(settingName)];
+  if (names.length === 0 || names.some((name) => !known.includes(name))) {
+    throw new ConfigError(`HTTP_MACHINERY (deprecated) must be on, off or a comma-separated list of ${known.join(', ')}; got "${env.HTTP_MACHINERY}"`);
+  }
+  const parts = names.filter((name) => name !== 'answer-in-turns');
+  return { fastPaths: names.includes('answer-in-turns') ? 'on' : '-answer-in-turns', parts: parts.length > 0 ? parts.join(',') : 'off' };
+}
+
+/**
+ * NODE_HTTP_PARTS: `on` (default: every part), `off` (none: plain Fastify and Node), or a
+ * comma-separated list of the parts to keep on, by their setting names (src/http/node/index.ts).
+ */
+export function parseNodeHttpParts(raw: string | undefined): NodeHttpParts {
   const value = raw?.trim().toLowerCase();
   const every = (on: boolean) => Object.fromEntries(NODE_HTTP_PARTS.map((part) => [part, on])) as NodeHttpParts;
   if (value === undefined || value === 'on') return every(true);
@@ -238,7 +287,7 @@ export function parseHttpMachinery(raw: string | undefined): NodeHttpParts {
   const unknown = names.filter((name) => !known.includes(name));
   if (names.length === 0 || unknown.length > 0) {
     throw new ConfigError(
-      `HTTP_MACHINERY must be on, off or a comma-separated list of the parts to keep on (${known.join(', ')}); got "${raw}"`,
+      `NODE_HTTP_PARTS must be on, off or a comma-separated list of the parts to keep on (${known.join(', ')}); got "${raw}"`,
     );
   }
   const parts = every(false);

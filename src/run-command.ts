@@ -4,10 +4,21 @@
 import { HELP, USAGE, UsageError, parseCommandLine, type Command } from './cli.js';
 import { migrate } from './commands/migrate.js';
 import { serve } from './commands/serve.js';
+import type { LoadFastPaths } from './seams.js';
 import { StartupError } from './startup-error.js';
 import { VERSION } from './version.js';
 
-async function runCommand() {
+export interface CommandDependencies {
+  /** The speed paths' loader (src/main.ts); without one, the service is the plain one. */
+  loadFastPaths?: LoadFastPaths;
+}
+
+/** Runs the command the command line names; never rejects (a failure exits the process). */
+export function runCommand(dependencies: CommandDependencies = {}): Promise<void> {
+  return run(dependencies).catch(exitOnFailure);
+}
+
+async function run({ loadFastPaths }: CommandDependencies) {
   let command: Command;
   try {
     command = parseCommandLine(process.argv.slice(2));
@@ -24,11 +35,11 @@ async function runCommand() {
     case 'migrate':
       return migrate();
     case 'serve':
-      return serve();
+      return serve(loadFastPaths);
   }
 }
 
-runCommand().catch((error: unknown) => {
+function exitOnFailure(error: unknown): never {
   // A failure the user can fix names its setting and cause; anything else is still one line,
   // and LOG_LEVEL=debug adds its stack.
   const expected = error instanceof StartupError; // ConfigError, StoreStartupError, a listen failure
@@ -38,4 +49,4 @@ runCommand().catch((error: unknown) => {
     process.stderr.write(`${error.stack}\n`);
   }
   process.exit(1);
-});
+}

@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import type { LoginLimiter } from './auth/login-limiter.js';
 import type { Config, HttpSettings } from './config.js';
 import type { App } from './http/types.js';
+import { NO_FAST_PATHS, type FastPaths } from './seams.js';
 import type { BookStore } from './store/book-store.js';
 import { openStore } from './store/open-store.js';
 import { StartupError } from './startup-error.js';
@@ -29,6 +30,8 @@ export interface RunningServer {
 export interface StartOptions {
   /** The failed-login limiter; one for this process unless given (cluster workers share one). */
   loginLimiter?: LoginLimiter;
+  /** The speed paths that are on (src/seams.ts); none unless given. */
+  fastPaths?: FastPaths;
 }
 
 export async function startServer(config: Readonly<Config>, logger: Logger, options: StartOptions = {}): Promise<RunningServer> {
@@ -43,7 +46,7 @@ export async function startServer(config: Readonly<Config>, logger: Logger, opti
   }
   let app: App;
   try {
-    app = await buildApp({ config, store, logger, loginLimiter: options.loginLimiter, tracing });
+    app = await buildApp({ config, store, logger, loginLimiter: options.loginLimiter, tracing, fastPaths: options.fastPaths ?? NO_FAST_PATHS });
   } catch (error) {
     await store.close().catch(() => undefined);
     await tracing.shutdown(TRACE_FLUSH_MS);

@@ -4,16 +4,18 @@ import cluster from 'node:cluster';
 import { createClusterLoginLimiter } from '../auth/cluster-login-limiter.js';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
-import { nodeFlagsOf, sizeHeap } from '../runtime/heap-sizing.js';
+import { NO_FAST_PATHS, type LoadFastPaths } from '../seams.js';
 import { SHUTDOWN_GRACE_MS, startServer } from '../server.js';
 import { VERSION } from '../version.js';
 import { STOP_MESSAGE, onStopSignals } from './stop-signals.js';
 import { superviseWorkers } from './supervise.js';
 
-export async function serve() {
+/** `loadFastPaths`: the speed paths' loader (src/main.ts); called only when FAST_PATHS turns one on. */
+export async function serve(loadFastPaths?: LoadFastPaths) {
   const config = loadConfig(process.env, process.cwd());
+  const fastPaths = loadFastPaths && config.fastPaths.size > 0 ? await loadFastPaths(config.fastPaths) : NO_FAST_PATHS;
   // Before the app is built: building it is when the heap first grows.
-  const heapSizing = sizeHeap(config.heapSizing, nodeFlagsOf(process.execArgv, process.env));
+  const heapSizing = fastPaths.sizeHeap?.(nodeFlagsOf(process.execArgv, process.env));
   const logger = createLogger(config.logLevel);
   if (cluster.isPrimary) for (const warning of config.warnings) logger.warn(warning);
   if (cluster.isPrimary && config.workers > 1) return superviseWorkers(config, logger);
@@ -21,8 +23,8 @@ export async function serve() {
   // Cluster workers share one failed-login count, kept by the primary (or by Redis, for every instance).
   const sharedByPrimary = cluster.isWorker && config.auth.loginLimitStore.kind === 'memory';
   const loginLimiter = sharedByPrimary ? await createClusterLoginLimiter(config.auth.loginRateLimit) : undefined;
-  const server = await startServer(config, logger, { loginLimiter });
-  heapSizing.watch();
+  const server = await startServer(config, logger, { loginLimiter, fastPaths });
+  heapSizing?.watch();
   logger.info({ store: config.store.target.kind, url: config.store.description, version: VERSION }, 'book service ready');
 
   const exit = (code: number) => {
@@ -51,4 +53,9 @@ export async function serve() {
     exit(1);
   });
   if (cluster.isWorker) process.on('message', (message) => message === STOP_MESSAGE && stopGracefully('SIGTERM'));
+}
+
+/** What the operator gave Node: its command-line flags and NODE_OPTIONS (a speed path leaves their choices alone). */
+function nodeFlagsOf(execArgv: readonly string[], env: NodeJS.ProcessEnv): string {
+  return [...execArgv, env.NODE_OPTIONS ?? ''].join(' ');
 }

@@ -50,7 +50,7 @@ function describeExchange(exchange: HalfClosedExchange): string {
   return `responses ${JSON.stringify(exchange.responses.map((response) => response.status))}, ${exchange.rest.length} bytes left over, closed: ${exchange.closed}, error: ${exchange.error ?? 'none'}, ${exchange.elapsedMs} ms`;
 }
 
-// Tests of the answer-half-closed-clients part: skipped when HTTP_MACHINERY turns it off.
+// Tests of the answer-half-closed-clients part: skipped when NODE_HTTP_PARTS turns it off.
 describe.skipIf(!machinery.answerHalfClosedClients)('half-closed clients get every answer, then the close (SQLite)', () => {
   const handle = useService('sqlite');
   let port: number;
@@ -153,7 +153,7 @@ describe.skipIf(!machinery.answerHalfClosedClients)('half-closed clients get eve
   });
 });
 
-// Skipped when HTTP_MACHINERY turns answer-half-closed-clients off, as above.
+// Skipped when NODE_HTTP_PARTS turns answer-half-closed-clients off, as above.
 describe.skipIf(!machinery.answerHalfClosedClients)('half-closed clients and shutdown (SQLite)', () => {
   it('half-closed connections with requests in flight are answered and do not hold up stopping the service', async () => {
     const own = await startService({ kind: 'sqlite' });

@@ -1,4 +1,4 @@
-// HEAP_SIZING (src/runtime/heap-sizing.ts): the built service holds V8's young generation at
+// The speed path heap-sizing (src/fast/heap-sizing.ts; HEAP_SIZING=false or FAST_PATHS=off turn it off): the built service holds V8's young generation at
 // its cap through startup and load, V8 sizes it itself with HEAP_SIZING=false, and a heap flag
 // the operator gives Node wins. Read from the service's own /metrics (prom-client's
 // nodejs_heap_space_size_total_bytes), after a burst of requests.
@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { YOUNG_GENERATION_CAP_BYTES } from '../../src/runtime/heap-sizing.js';
+import { YOUNG_GENERATION_CAP_BYTES } from '../../src/fast/heap-sizing.js';
 import { killAllChildServices, startService } from '../helpers/service/start-service.js';
 import { login } from '../helpers/client/api-client.js';
 import { heapSizingOn } from '../helpers/node-http.js';

@@ -1,4 +1,5 @@
-// The HTTP server under Fastify (src/http/node/server.ts, turns.ts): requests of one
+// The HTTP server under Fastify (src/http/node/server.ts, and the speed path
+// src/fast/answer-in-turns.ts plugged into it): requests of one
 // event-loop turn are answered together, first come first served, at most REQUESTS_PER_TURN
 // per turn (fewer in a turn that accepted a connection); a client that half-closes still gets
 // its answer; the server keeps Fastify's settings.
@@ -7,13 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../../src/http/node/server.js';
-import { REQUESTS_PER_TURN, answerInTurns } from '../../src/http/node/turns.js';
-import { machinery } from '../helpers/node-http.js';
+import { REQUESTS_PER_TURN, answerInTurns } from '../../src/fast/answer-in-turns.js';
+import { fastPaths, machinery } from '../helpers/node-http.js';
 import { halfClosedExchange, requestBytes } from '../helpers/client/raw-http.js';
 import { startService, type InProcessService } from '../helpers/service/start-service.js';
 
-// Tests of a Node HTTP part itself: skipped when HTTP_MACHINERY turns that part off.
-describe.skipIf(!machinery.answerInTurns)('answerInTurns: the scheduler', () => {
+// Tests of the speed path itself: skipped when FAST_PATHS turns answer-in-turns off.
+describe.skipIf(!fastPaths.has('answer-in-turns'))('answerInTurns: the scheduler', () => {
   /** What Node's parser does in one poll phase: 'request' for each request read, synchronously. */
   function arrive(turns: ReturnType<typeof answerInTurns>, names: string[]) {
     for (const name of names) turns.listener({ name } as unknown as IncomingMessage, {} as ServerResponse);
@@ -92,8 +93,8 @@ describe.skipIf(!machinery.answerInTurns)('answerInTurns: the scheduler', () => 
   });
 });
 
-// Skipped when HTTP_MACHINERY turns answer-in-turns off: it tests that part.
-describe.skipIf(!machinery.answerInTurns)('createHttpServer: a real server', () => {
+// Skipped when FAST_PATHS turns answer-in-turns off: it tests that path.
+describe.skipIf(!fastPaths.has('answer-in-turns'))('createHttpServer with answer-in-turns: a real server', () => {
   it('answers every request of many connections at once, each connection’s in order', async () => {
     const server = createHttpServer(
       (request, response) => {
@@ -101,6 +102,7 @@ describe.skipIf(!machinery.answerInTurns)('createHttpServer: a real server', () 
         response.end(request.url);
       },
       { keepAliveTimeout: 5_000, requestTimeout: 10_000, connectionTimeout: 60_000 },
+      { listenerLayer: (handler) => answerInTurns(handler) },
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
@@ -128,7 +130,7 @@ describe.skipIf(!machinery.answerInTurns)('createHttpServer: a real server', () 
   });
 });
 
-// Skipped when HTTP_MACHINERY turns answer-half-closed-clients off: it tests that part.
+// Skipped when NODE_HTTP_PARTS turns answer-half-closed-clients off: it tests that part.
 describe.skipIf(!machinery.answerHalfClosedClients)('createHttpServer: half-closed clients', () => {
   /** A server whose answers take 20 ms (a store query), and one request sent with its FIN. */
   async function halfClosedRequest(answerHalfClosedClients: boolean) {
@@ -178,9 +180,9 @@ describe('the service’s server keeps Fastify’s settings', () => {
   });
 });
 
-describe('HTTP_MACHINERY switches the Node HTTP layer (src/http/node)', () => {
-  async function serverWith(machinery: string) {
-    const service = await startService({ kind: 'sqlite', env: { HTTP_MACHINERY: machinery } });
+describe('NODE_HTTP_PARTS and FAST_PATHS switch what stands between Node and Fastify (src/http/node, src/fast/answer-in-turns.ts)', () => {
+  async function serverWith(env: Record<string, string>) {
+    const service = await startService({ kind: 'sqlite', env });
     const server = service.app.server;
     const seen = {
       requestListeners: server.listenerCount('request'),
@@ -193,12 +195,24 @@ describe('HTTP_MACHINERY switches the Node HTTP layer (src/http/node)', () => {
     return seen;
   }
 
-  it('off: Fastify makes its own server, and nothing is added to it', async () => {
-    expect(await serverWith('off')).toEqual({ requestListeners: 1, connectionListeners: 1, checkExpectationListeners: 0, httpAllowHalfOpen: false });
+  const OFF = { requestListeners: 1, connectionListeners: 1, checkExpectationListeners: 0, httpAllowHalfOpen: false };
+  // 'request': lingering close, the answers' tracking, and the turns in front of Fastify's handler.
+  const ON = { requestListeners: 3, connectionListeners: 2, checkExpectationListeners: 1, httpAllowHalfOpen: true };
+
+  it('both off: Fastify makes its own server, and nothing is added to it', async () => {
+    expect(await serverWith({ FAST_PATHS: 'off', NODE_HTTP_PARTS: 'off' })).toEqual(OFF);
   });
 
-  it('on: the server under Fastify, with every part', async () => {
-    // 'request': lingering close, the answers' tracking, and the turns in front of Fastify's handler.
-    expect(await serverWith('on')).toEqual({ requestListeners: 3, connectionListeners: 2, checkExpectationListeners: 1, httpAllowHalfOpen: true });
+  it('both on: the server under Fastify, with every part and the turns', async () => {
+    expect(await serverWith({ FAST_PATHS: 'on', NODE_HTTP_PARTS: 'on' })).toEqual(ON);
+  });
+
+  it('answer-in-turns alone: our server, its one connection listener the only addition', async () => {
+    expect(await serverWith({ FAST_PATHS: 'answer-in-turns', NODE_HTTP_PARTS: 'off' })).toEqual({ ...OFF, connectionListeners: 2 });
+  });
+
+  it('HTTP_MACHINERY, the older switch of both, still works: off and on', async () => {
+    expect(await serverWith({ HTTP_MACHINERY: 'off' })).toEqual(OFF);
+    expect(await serverWith({ HTTP_MACHINERY: 'on' })).toEqual(ON);
   });
 });

@@ -13,7 +13,7 @@ import { parseResponses, portOf, rawExchange, requestBytes, sendTogether } from 
 import { freePort } from '../helpers/infra/free-port.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/infra/otlp-receiver.js';
 import { createPrivateRedis, type PrivateRedis } from '../helpers/infra/redis-server.js';
-import { machinery } from '../helpers/node-http.js';
+import { fastPaths, machinery } from '../helpers/node-http.js';
 import { describeIf } from '../helpers/requirements.js';
 import { killAllChildServices, startService, type InProcessService } from '../helpers/service/start-service.js';
 import type { StoreKind } from '../helpers/stores/dialects.js';
@@ -208,8 +208,8 @@ forEachStore((kind) => {
       expect(childrenOf(trace, serverSpanOf(trace)).map((span) => span.name)).toEqual(['INSERT books']);
     });
 
-    // Shared queries need requests that arrive in one turn (HTTP_MACHINERY's answerInTurns).
-    it.runIf(machinery.answerInTurns)(
+    // Shared queries need requests that arrive in one turn (the speed path answer-in-turns).
+    it.runIf(fastPaths.has('answer-in-turns'))(
       "requests that arrive together: each request's trace shows the query that served it, a shared one in every trace it served",
       async () => {
         const books = await Promise.all(Array.from({ length: 5 }, (_, i) => client.createBook(token, { title: `${title} ${i}`, author, year: 2000 + i })));
@@ -332,7 +332,7 @@ async function waitForLogLine(service: InProcessService, matches: (line: Record<
   throw new Error('no such log line');
 }
 
-// Pipelined requests run one after the other (HTTP_MACHINERY's pipelineInOrder): the second one
+// Pipelined requests run one after the other (NODE_HTTP_PARTS' pipeline-in-order): the second one
 // starts from the first one's finished answer, while the first one's span is still open when
 // requests are not answered in turns (this service keeps pipelineInOrder alone on). It must not
 // run in the first one's trace. Skipped when the test run turns pipelineInOrder off.
@@ -341,7 +341,7 @@ describe.skipIf(!machinery.pipelineInOrder)('a pipelined request behind a sample
   let client: ApiClient;
 
   beforeAll(async () => {
-    service = await startService({ kind: 'sqlite', env: tracingTo(receiver.endpoint, { HTTP_MACHINERY: 'pipeline-in-order' }) });
+    service = await startService({ kind: 'sqlite', env: tracingTo(receiver.endpoint, { FAST_PATHS: '-answer-in-turns', NODE_HTTP_PARTS: 'pipeline-in-order' }) });
     client = new ApiClient(service.baseUrl);
   });
   afterAll(async () => {

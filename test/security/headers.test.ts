@@ -63,7 +63,7 @@ const CASES: Case[] = [
   { name: '431 headers over the 128 KiB limit', status: 431, request: () => ({ method: 'GET', path: '/books', headers: [['X-Big', 'a'.repeat(130 * 1024)]] }) },
   { name: '400 malformed request (bad header byte)', status: 400, request: () => ({ method: 'GET', path: '/books', headers: [['X-Bad', 'a\u0001b']] }) },
   { name: '400 malformed request line', status: 400, request: () => ({ method: 'G ET', path: '/books' }) },
-  // Node's own answer to an Expect it cannot meet (left out when HTTP_MACHINERY turns ignore-unknown-expect off: Node's bare 417).
+  // Node's own answer to an Expect it cannot meet (left out when NODE_HTTP_PARTS turns ignore-unknown-expect off: Node's bare 417).
   ...(machinery.ignoreUnknownExpect ? [{ name: '417 Expect: something-else', status: [417, 200], request: ({ token }) => ({ method: 'GET', path: '/books', headers: [...auth(token), ['Expect', 'something-else']] }) } satisfies Case] : []),
   // Operational routes (docs/operations.md "Health, metrics and the API document").
   { name: 'GET /healthz', status: 200, request: () => ({ method: 'GET', path: '/healthz' }) },

@@ -231,7 +231,7 @@ async function bookIds(client: ApiClient, token: string): Promise<Set<string>> {
 
 const partsItNeeds = machinery.pipelineInOrder && machinery.answerHalfClosedClients && machinery.finishAnswersOnClientError;
 // Its rules are what pipeline-in-order, answer-half-closed-clients and finish-answers-on-client-error
-// make true: skipped when HTTP_MACHINERY turns any of them off.
+// make true: skipped when NODE_HTTP_PARTS turns any of them off.
 describe.skipIf(!partsItNeeds)('hostile connections (SQLite)', () => {
   // No failed-login limit: wrong passwords are part of the mix, and must keep answering 401.
   const service = useService('sqlite', { LOGIN_RATE_LIMIT: '0' });

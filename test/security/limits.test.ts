@@ -199,7 +199,7 @@ describe('sqlite', () => {
 
     // Found by the fuzz (seed 957091994, on Node 24): bytes past a request's Content-Length
     // are an unparsable next request; the server closed before answering the first one.
-    // Tests finish-answers-on-client-error: skipped when HTTP_MACHINERY turns it off.
+    // Tests finish-answers-on-client-error: skipped when NODE_HTTP_PARTS turns it off.
     it.skipIf(!machinery.finishAnswersOnClientError).each([
       ['POST /token with Content-Length: 0', 'POST', '/token', 400],
       ['GET /books', 'GET', '/books', 200],
@@ -250,7 +250,7 @@ describe('sqlite', () => {
     // Found through a reverse proxy (deploy/nginx): a bad request on a connection that already
     // carried one was closed without an answer, as Node does, and the proxy took the instance
     // for a failed one. Every earlier answer is out whole, so the error is answered too.
-    // Tests finish-answers-on-client-error: skipped when HTTP_MACHINERY turns it off.
+    // Tests finish-answers-on-client-error: skipped when NODE_HTTP_PARTS turns it off.
     it.skipIf(!machinery.finishAnswersOnClientError).each([
       ['a raw UTF-8 byte in the URL', Buffer.from('GET /book/\xc3\xa9 HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1'), 400, 'Bad request'],
       ['a control character in a header value', Buffer.from('GET /books HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n', 'latin1'), 400, 'Bad request'],

@@ -132,7 +132,7 @@ function keepAliveConnection(port: number) {
   };
 }
 
-// Tests of lingering close itself: skipped when HTTP_MACHINERY turns it off.
+// Tests of lingering close itself: skipped when NODE_HTTP_PARTS turns it off.
 const itLingering = it.skipIf(!machinery.lingeringClose);
 
 describe('oversized uploads with node:http (SQLite)', () => {

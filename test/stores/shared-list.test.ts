@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { LIST_PAGE_SIZE } from '../../src/routes/books.js';
 import type { Book } from '../helpers/client/books.js';
 import { portOf, rawExchange, requestBytes, type RawExchange } from '../helpers/client/raw-http.js';
-import { machinery } from '../helpers/node-http.js';
+import { fastPaths } from '../helpers/node-http.js';
 import { useService } from '../helpers/service/start-service.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
 
@@ -75,9 +75,9 @@ forEachStore((kind) => {
       return (await service.client.request('GET', '/books', { token })).body.data as Book[];
     }
 
-    // The sharing happens because a turn's requests are answered together (HTTP_MACHINERY's
-    // answerInTurns); without it each request is answered inside its own read callback.
-    it.runIf(machinery.answerInTurns)(`${TOGETHER} requests at once, a short list: serialized once, the same bytes for each`, async () => {
+    // The sharing happens because a turn's requests are answered together (the speed path
+    // answer-in-turns); without it each request is answered inside its own read callback.
+    it.runIf(fastPaths.has('answer-in-turns'))(`${TOGETHER} requests at once, a short list: serialized once, the same bytes for each`, async () => {
       const token = await service.client.token();
       for (let i = 0; i < 5; i += 1) await service.client.createBook(token, { title: `Shared ${i}`, author: 'A', year: i });
       const books = await allBooks(token);
@@ -96,7 +96,7 @@ forEachStore((kind) => {
     });
 
     // Skipped without answerInTurns, as above: nothing arrives together to share.
-    it.runIf(machinery.answerInTurns)(`${TOGETHER} requests at once, a list longer than a store page: streamed to each from one serialized copy`, async () => {
+    it.runIf(fastPaths.has('answer-in-turns'))(`${TOGETHER} requests at once, a list longer than a store page: streamed to each from one serialized copy`, async () => {
       const token = await service.client.token();
       const have = (await allBooks(token)).length;
       for (let i = have; i < LIST_PAGE_SIZE * 2 + 11; i += 1) {

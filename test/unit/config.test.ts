@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { describeStoreUrl, parseStoreUrl } from '../../src/store/store-url.js';
+import { FAST_PATH_NAMES } from '../../src/seams.js';
 
 const cwd = mkdtempSync(join(tmpdir(), 'books-config-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
@@ -129,6 +130,11 @@ describe('configuration', () => {
     ['HTTP_MACHINERY', 'maybe'],
     ['HTTP_MACHINERY', 'answer-in-turns,fast-path'],
     ['HTTP_MACHINERY', ','],
+    ['NODE_HTTP_PARTS', 'answer-in-turns'], // a speed path, not a protocol part
+    ['NODE_HTTP_PARTS', ','],
+    ['FAST_PATHS', 'maybe'],
+    ['FAST_PATHS', 'shared-lists,-token-cache'],
+    ['FAST_PATHS', ','],
   ])('%s=%s is refused with a message naming it', (name, value) => {
     expect(() => loadConfig({ SECRET_TOKEN: SECRET, [name]: value }, cwd)).toThrow(new RegExp(name));
   });
@@ -151,21 +157,47 @@ describe('configuration', () => {
     ]);
   });
 
-  it('HTTP_MACHINERY: every part of the Node HTTP layer on by default; off; or the parts to keep on', () => {
-    const machinery = (value?: string) => loadConfig({ SECRET_TOKEN: SECRET, ...(value === undefined ? {} : { HTTP_MACHINERY: value }) }, cwd).http.machinery;
-    const every = (on: boolean) => ({
-      answerInTurns: on,
-      pipelineInOrder: on,
-      answerHalfClosedClients: on,
-      lingeringClose: on,
-      ignoreUnknownExpect: on,
-      finishAnswersOnClientError: on,
-    });
-    expect(machinery()).toEqual(every(true));
-    expect(machinery('on')).toEqual(every(true));
-    expect(machinery('OFF')).toEqual(every(false));
-    expect(machinery(' lingering-close, answer-half-closed-clients ')).toEqual({ ...every(false), lingeringClose: true, answerHalfClosedClients: true });
-    expect(() => machinery('turns')).toThrow(/HTTP_MACHINERY .*answer-in-turns, pipeline-in-order/);
+  const every = (on: boolean) => ({
+    pipelineInOrder: on,
+    answerHalfClosedClients: on,
+    lingeringClose: on,
+    ignoreUnknownExpect: on,
+    finishAnswersOnClientError: on,
+  });
+  const settings = (env: Record<string, string>) => loadConfig({ SECRET_TOKEN: SECRET, ...env }, cwd);
+  const pathsOf = (env: Record<string, string>) => [...settings(env).fastPaths].sort();
+  const ALL_PATHS = [...FAST_PATH_NAMES].sort();
+
+  it('NODE_HTTP_PARTS: every protocol part of the Node HTTP layer on by default; off; or the parts to keep on', () => {
+    const parts = (value?: string) => settings(value === undefined ? {} : { NODE_HTTP_PARTS: value }).http.nodeHttpParts;
+    expect(parts()).toEqual(every(true));
+    expect(parts('on')).toEqual(every(true));
+    expect(parts('OFF')).toEqual(every(false));
+    expect(parts(' lingering-close, answer-half-closed-clients ')).toEqual({ ...every(false), lingeringClose: true, answerHalfClosedClients: true });
+    expect(() => parts('turns')).toThrow(/NODE_HTTP_PARTS .*pipeline-in-order, answer-half-closed-clients/);
+  });
+
+  it('FAST_PATHS: every speed path on by default; off; the paths to turn on; or -paths to turn off', () => {
+    expect(pathsOf({})).toEqual(ALL_PATHS);
+    expect(pathsOf({ FAST_PATHS: 'on' })).toEqual(ALL_PATHS);
+    expect(pathsOf({ FAST_PATHS: 'OFF' })).toEqual([]);
+    expect(pathsOf({ FAST_PATHS: ' token-cache, answer-in-turns ' })).toEqual(['answer-in-turns', 'token-cache']);
+    expect(pathsOf({ FAST_PATHS: '-token-cache,-answer-in-turns' })).toEqual(ALL_PATHS.filter((name) => name !== 'token-cache' && name !== 'answer-in-turns'));
+    expect(pathsOf({ HEAP_SIZING: 'false' })).toEqual(ALL_PATHS.filter((name) => name !== 'heap-sizing'));
+    expect(() => pathsOf({ FAST_PATHS: 'turns' })).toThrow(/FAST_PATHS .*answer-in-turns, shared-lists/);
+  });
+
+  it('HTTP_MACHINERY, the older switch, still works for one release, with a warning: off, on, or the parts to keep on', () => {
+    const off = settings({ HTTP_MACHINERY: 'off' });
+    expect([off.fastPaths.size, off.http.nodeHttpParts]).toEqual([0, every(false)]);
+    expect(off.warnings.join('\n')).toMatch(/HTTP_MACHINERY is deprecated.*FAST_PATHS.*NODE_HTTP_PARTS/);
+    const on = settings({ HTTP_MACHINERY: 'on' });
+    expect([[...on.fastPaths].sort(), on.http.nodeHttpParts]).toEqual([ALL_PATHS, every(true)]);
+    const listed = settings({ HTTP_MACHINERY: 'lingering-close' });
+    expect([[...listed.fastPaths].sort(), listed.http.nodeHttpParts]).toEqual([ALL_PATHS.filter((name) => name !== 'answer-in-turns'), { ...every(false), lingeringClose: true }]);
+    // The new switches win over it.
+    expect(pathsOf({ HTTP_MACHINERY: 'off', FAST_PATHS: 'on' })).toEqual(ALL_PATHS);
+    expect(settings({}).warnings.join('\n')).not.toMatch(/HTTP_MACHINERY/);
   });
 });
 

@@ -1,34 +1,34 @@
-// The Node HTTP layer: everything that reaches below Fastify's and Node's public behaviour,
-// in one place, so that a Node or Fastify upgrade can be tried without it. This file is the
-// one way in; each part is described once, in its own file:
+// The Node HTTP layer: the protocol fixes that reach below Fastify's and Node's public
+// behaviour, in one place, so that a Node or Fastify upgrade can be tried without them. None
+// of them is for speed (answering in turns, which is, lives in src/fast/ and plugs into the
+// server made here through `listenerLayer`). This file is the one way in; each part is
+// described once, in its own file:
 //
-//   answerInTurns              turns.ts           the requests of one event-loop turn answered together, in bounded batches
 //   pipelineInOrder            pipeline.ts        a pipelined request runs once the answer before it is written, never after a close
 //   answerHalfClosedClients    half-close.ts      a client that half-closes still gets its answers (httpAllowHalfOpen)
 //   lingeringClose             lingering-close.ts an answer given while a body still arrives is not lost to a TCP reset
 //   ignoreUnknownExpect        expect.ts          an unknown `Expect` is served as usual, not refused with a bare 417
 //   finishAnswersOnClientError client-error.ts    a client error after complete requests closes once their answers are out
 //
-// (server.ts makes the server the first three need; answers.ts tracks each connection's
-// answers for pipelineInOrder and finishAnswersOnClientError.)
+// (server.ts makes the server the first two need; answers.ts tracks each connection's answers
+// for pipelineInOrder and finishAnswersOnClientError.)
 //
-// The switch: every part is on unless its option is false. The HTTP_MACHINERY setting
+// The switch: every part is on unless its option is false. The NODE_HTTP_PARTS setting
 // (src/config.ts) sets them all: `on` (default), `off`, or a comma-separated list of the parts
-// to keep on, by their setting names (`answer-in-turns`, ...: settingName). A part switched
-// off leaves Node's or Fastify's own behaviour; with every part off Fastify makes its own
-// server and nothing here touches a listener, socket or response.
+// to keep on, by their setting names (`pipeline-in-order`, ...: settingName). A part switched
+// off leaves Node's or Fastify's own behaviour; with every part off and no listener layer
+// Fastify makes its own server and nothing here touches a listener, socket or response.
 import type { App } from '../types.js';
 import { trackAnswers } from './answers.js';
 import { finishAnswersFirst, type ClientErrorHandler } from './client-error.js';
 import { ignoreUnknownExpect } from './expect.js';
 import { lingerAfterEarlyAnswers } from './lingering-close.js';
-import { createHttpServer, type ServerSettings } from './server.js';
-import type { RequestListener } from './turns.js';
+import { createHttpServer, type RequestListener, type ServerSettings } from './server.js';
+import type { ListenerLayer } from '../../seams.js';
 
 export type { ServerSettings } from './server.js';
 
 export const NODE_HTTP_PARTS = [
-  'answerInTurns',
   'pipelineInOrder',
   'answerHalfClosedClients',
   'lingeringClose',
@@ -41,7 +41,7 @@ export type NodeHttpPart = (typeof NODE_HTTP_PARTS)[number];
 /** Which parts are on. */
 export type NodeHttpParts = Record<NodeHttpPart, boolean>;
 
-/** A part's name in the HTTP_MACHINERY setting: `answerInTurns` → `answer-in-turns`. */
+/** A part's name in the NODE_HTTP_PARTS setting: `pipelineInOrder` → `pipeline-in-order`. */
 export function settingName(part: NodeHttpPart): string {
   return part.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 }
@@ -55,15 +55,22 @@ export interface NodeHttpLayer {
   install(app: App): void;
 }
 
-/** The parts that are on (all, unless false in `parts`), for a server with `settings`. */
-export function nodeHttpLayer(settings: ServerSettings, parts: Partial<NodeHttpParts> = {}): NodeHttpLayer {
+/**
+ * The parts that are on (all, unless false in `parts`), for a server with `settings`;
+ * `listenerLayer`, if given, stands between Node and Fastify's handler.
+ */
+export function nodeHttpLayer(
+  settings: ServerSettings,
+  parts: Partial<NodeHttpParts> = {},
+  listenerLayer?: (handler: RequestListener) => ListenerLayer,
+): NodeHttpLayer {
   const on = (part: NodeHttpPart) => parts[part] !== false;
-  const ownServer = on('answerInTurns') || on('pipelineInOrder') || on('answerHalfClosedClients');
+  const ownServer = listenerLayer !== undefined || on('pipelineInOrder') || on('answerHalfClosedClients');
   return {
     serverFactory: ownServer
       ? (handler) =>
           createHttpServer(handler, settings, {
-            answerInTurns: on('answerInTurns'),
+            listenerLayer,
             pipelineInOrder: on('pipelineInOrder'),
             answerHalfClosedClients: on('answerHalfClosedClients'),
           })

@@ -1,12 +1,14 @@
-// The HTTP server under Fastify (its `serverFactory`), made only when a part must stand
+// The HTTP server under Fastify (its `serverFactory`), made only when something must stand
 // between Node and Fastify's handler: Node's http.Server with the settings Fastify would give
 // its own (fastify/lib/server.js), and the server-level parts that are on.
 import http from 'node:http';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { ListenerLayer } from '../../seams.js';
 import { trackAnswers } from './answers.js';
 import { answerHalfClosedClients } from './half-close.js';
 import { inPipelineOrder } from './pipeline.js';
-import { answerInTurns, type RequestListener } from './turns.js';
+
+export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
 /** The settings Fastify makes its own HTTP/1 server with (its options of the same names). */
 export interface ServerSettings {
@@ -16,20 +18,21 @@ export interface ServerSettings {
   connectionTimeout: number;
 }
 
-/** The parts made here, each on unless false (index.ts describes them). */
+/** The parts made here, each on unless false (index.ts describes them), and a layer between Node and Fastify. */
 export interface ServerParts {
-  answerInTurns?: boolean;
   pipelineInOrder?: boolean;
   answerHalfClosedClients?: boolean;
+  /** Stands in for Fastify's handler (a speed path: FastPaths.requestListener, src/seams.ts). */
+  listenerLayer?: (handler: RequestListener) => ListenerLayer;
 }
 
 /** The server Fastify would make, with `handler` behind the parts that are on. */
 export function createHttpServer(handler: RequestListener, settings: ServerSettings, parts: ServerParts = {}): Server {
-  const turns = parts.answerInTurns === false ? undefined : answerInTurns(handler);
-  const answer = turns?.listener ?? handler;
+  const layer = parts.listenerLayer?.(handler);
+  const answer = layer?.listener ?? handler;
   const server = http.createServer(settings.http ?? {}, parts.pipelineInOrder === false ? answer : inPipelineOrder(answer));
   if (parts.pipelineInOrder !== false) trackAnswers(server);
-  if (turns !== undefined) server.on('connection', turns.connectionAccepted);
+  if (layer?.connectionAccepted !== undefined) server.on('connection', layer.connectionAccepted);
   server.keepAliveTimeout = settings.keepAliveTimeout;
   server.requestTimeout = settings.requestTimeout;
   server.setTimeout(settings.connectionTimeout);

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { heapSizingEnv, machineryEnv } from '../node-http.js';
+import { switchesEnv } from '../node-http.js';
 
 export const MAIN_JS = fileURLToPath(new URL('../../../dist/main.js', import.meta.url));
 
@@ -17,7 +17,7 @@ export interface ServiceProcess {
 
 /** `node dist/main.js` in `cwd`, with PATH, HOME and `env` only (an undefined value leaves a variable out). */
 export function spawnMain(env: Record<string, string | undefined>, cwd: string): ServiceProcess {
-  const cleanEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...machineryEnv, ...heapSizingEnv };
+  const cleanEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...switchesEnv };
   for (const [key, value] of Object.entries(env)) if (value !== undefined) cleanEnv[key] = value;
   const child = spawn(process.execPath, [MAIN_JS], { cwd, env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

@@ -16,7 +16,7 @@ import type { App } from '../../../src/http/types.js';
 import { ApiClient } from '../client/api-client.js';
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../client/test-account.js';
 import { freePort } from '../infra/free-port.js';
-import { machineryEnv } from '../node-http.js';
+import { loadFastPathsFor, switchesEnv } from '../node-http.js';
 import type { StoreKind } from '../stores/dialects.js';
 import { createTestStore, type TestStore } from '../stores/test-store.js';
 import { spawnMain, waitUntilAnswering, type ServiceProcess } from './main-process.js';
@@ -118,7 +118,7 @@ async function startInProcess({ kind, env = {}, dbUrlFrom }: InProcessOptions): 
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: '0',
-      ...machineryEnv,
+      ...switchesEnv,
       ...env,
     },
     process.cwd(),
@@ -130,7 +130,7 @@ async function startInProcess({ kind, env = {}, dbUrlFrom }: InProcessOptions): 
       callback();
     },
   });
-  const server = await startServer(config, createLogger(config.logLevel, sink));
+  const server = await startServer(config, createLogger(config.logLevel, sink), { fastPaths: await loadFastPathsFor(config.fastPaths) });
   return {
     kind,
     baseUrl: server.url,

@@ -34,7 +34,7 @@ import { authChoice, authorization, contentType, headerSafeJunk, type AuthChoice
 const extraHeader = fc.oneof(
   fc.constantFrom<[string, string]>(
     ['Expect', '100-continue'],
-    // Left out when HTTP_MACHINERY turns ignore-unknown-expect off: Node answers it with a bare 417.
+    // Left out when NODE_HTTP_PARTS turns ignore-unknown-expect off: Node answers it with a bare 417.
     ...(machinery.ignoreUnknownExpect ? [['Expect', 'something-else'] as [string, string]] : []),
     ['Content-Encoding', 'gzip'],
     ['Accept', 'text/html'],

@@ -18,15 +18,16 @@
 // turn): the loop then turns, and accepts, every few requests until the burst is over. The
 // requests left over are answered in the next turns, first come, first served.
 //
-// Switched off: Node's default, each request answered inside its socket's read callback.
+// Switched off (FAST_PATHS without answer-in-turns): Node's default, each request answered
+// inside its socket's read callback. Plugged in through FastPaths.requestListener (src/seams.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestListener } from '../http/node/server.js';
+import type { ListenerLayer } from '../seams.js';
 
 /** Requests answered per turn of the event loop before it turns again (see above). */
 export const REQUESTS_PER_TURN = 32;
 /** The same while new connections are being accepted, so that the loop turns (and accepts) often. */
 export const REQUESTS_PER_TURN_WHILE_ACCEPTING = 4;
-
-export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
 export interface BatchSizes {
   perTurn: number;
@@ -41,7 +42,7 @@ export interface BatchSizes {
 export function answerInTurns(
   handler: RequestListener,
   sizes: BatchSizes = { perTurn: REQUESTS_PER_TURN, perTurnWhileAccepting: REQUESTS_PER_TURN_WHILE_ACCEPTING },
-) {
+): Required<ListenerLayer> {
   // Request and response alternate in one flat array, oldest first.
   const waiting: (IncomingMessage | ServerResponse)[] = [];
   let scheduled = false;

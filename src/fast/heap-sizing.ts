@@ -1,5 +1,6 @@
-// V8's heap sized for a small service (HEAP_SIZING, on by default): the one place that changes
-// V8's garbage collector settings while the process runs.
+// V8's heap sized for a small service (the speed path heap-sizing, on by default; FAST_PATHS,
+// or HEAP_SIZING=false, turns it off): the one place that changes V8's garbage collector
+// settings while the process runs. Plugged in through FastPaths.sizeHeap (src/seams.ts).
 //
 // Left to itself V8 lets the young generation grow to 32 MiB, and lets the old generation grow
 // to up to four times what is live before collecting it (docs/operations.md, "Processes and
@@ -15,7 +16,7 @@
 //     has grown it to 8 MiB while the bundle loads, before this runs);
 //   - `--heap-growing-percent`: the old generation's next limit is what is live plus this share.
 // Node documents v8.setFlagsFromString after startup as unsupported: HEAP_SIZING=off turns this
-// module off, the suite passes with it off, and flags the operator gives Node themselves
+// module off (so does FAST_PATHS=off), the suite passes with it off, and flags the operator gives Node themselves
 // (NODE_OPTIONS or the command line) are left alone.
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -44,12 +45,11 @@ export interface HeapSizing {
 }
 
 /**
- * Sizes this process's heap unless `enabled` is false; `nodeFlags` is what the operator gave
- * Node (its command line and NODE_OPTIONS), to leave their own choices alone.
+ * Sizes this process's heap; `nodeFlags` is what the operator gave Node (its command line and
+ * NODE_OPTIONS), to leave their own choices alone.
  */
-export function sizeHeap(enabled: boolean, nodeFlags: string): HeapSizing {
+export function sizeHeap(nodeFlags: string): HeapSizing {
   const sizing: HeapSizing = { young: false, old: false, watch: () => undefined, stop: () => undefined };
-  if (!enabled) return sizing;
   if (!OLD_FLAGS.test(nodeFlags)) {
     v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWING_PERCENT}`);
     sizing.old = true;
@@ -78,9 +78,4 @@ function setYoungGrowth(grow: boolean): void {
 
 function youngGenerationBytes(): number {
   return v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
-}
-
-/** What the operator gave Node: its command-line flags and NODE_OPTIONS. */
-export function nodeFlagsOf(execArgv: readonly string[], env: NodeJS.ProcessEnv): string {
-  return [...execArgv, env.NODE_OPTIONS ?? ''].join(' ');
 }

@@ -1,0 +1,17 @@
+// The room of the speed paths: each file or folder here is one path, layered on the plain
+// service through a seam the plain code owns (src/seams.ts), and documented once, in its own
+// header, with the measurement that justifies it (docs/benchmarks.md, "What each speed path
+// buys"). The plain code never imports this folder: src/main.ts hands the serve command
+// loadFastPaths, which is called only when FAST_PATHS turns a path on.
+import type { FastPathName, FastPaths } from '../seams.js';
+import { answerInTurns } from './answer-in-turns.js';
+import { sizeHeap } from './heap-sizing.js';
+
+/** The layers of the paths named in `names` (FAST_PATHS). */
+export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<FastPaths> {
+  const on = (name: FastPathName) => names.has(name);
+  return {
+    sizeHeap: on('heap-sizing') ? sizeHeap : undefined,
+    requestListener: on('answer-in-turns') ? (handler) => answerInTurns(handler) : undefined,
+  };
+}

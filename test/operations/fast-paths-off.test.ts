@@ -1,0 +1,48 @@
+// FAST_PATHS=off is the plain service: not one module of the speed room (src/fast/) is loaded,
+// by the built service (its chunks, read back through their source maps) or from the sources.
+// The same check with the paths on finds them, so it can tell.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { login } from '../helpers/client/api-client.js';
+import { loadedModules, loadedModulesEnv } from '../helpers/service/loaded-modules.js';
+import { killAllChildServices, startService } from '../helpers/service/start-service.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'books-fast-paths-off-'));
+afterAll(async () => {
+  await killAllChildServices();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The source files (src/…) behind the files the built service loaded to start and answer a few requests. */
+async function sourcesLoaded(name: string, env: Record<string, string>): Promise<string[]> {
+  const log = join(dir, `${name}.log`);
+  const service = await startService({ childProcess: true, dbUrl: `sqlite:${join(dir, `${name}.db`)}`, env: { ...env, ...loadedModulesEnv(log) } });
+  try {
+    const token = await login(service.baseUrl);
+    const headers = { authorization: token, 'content-type': 'application/json' };
+    const created = await fetch(`${service.baseUrl}/book`, { method: 'POST', headers, body: JSON.stringify({ title: 'T', author: 'A', year: 2000 }) });
+    expect(created.status).toBe(201);
+    expect((await fetch(`${service.baseUrl}/books`, { headers })).status).toBe(200);
+    expect((await fetch(`${service.baseUrl}/metrics`)).status).toBe(200);
+  } finally {
+    expect(await service.stop('SIGTERM')).toBe(0);
+  }
+  return loadedModules(log).flatMap((file) => {
+    if (!file.includes('/dist/') || !file.endsWith('.js')) return file.includes('/src/') ? [file.slice(file.lastIndexOf('/src/') + 1)] : [];
+    const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+    return map.sources.flatMap((source) => /(?:^|\/)(src\/.+)$/.exec(source)?.[1] ?? []);
+  });
+}
+
+describe('FAST_PATHS=off', () => {
+  it('the built service loads no module of src/fast/; with the paths on, the same check finds them', async () => {
+    const off = await sourcesLoaded('off', { FAST_PATHS: 'off' });
+    expect(off).toContain('src/app.ts');
+    expect(off.filter((source) => source.startsWith('src/fast/'))).toEqual([]);
+
+    const on = await sourcesLoaded('on', { FAST_PATHS: 'on' });
+    expect(on).toContain('src/fast/index.ts');
+  });
+});
