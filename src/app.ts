@@ -117,7 +117,7 @@ export async function buildApp({
   app.register(requestHeaders);
   app.register(jsonBody);
   app.register(requestLog);
-  app.register(storePlugin, { store, tracing });
+  app.register(storePlugin, { store, bookLists: fastPaths.bookLists?.(store, tracing) });
   app.register(metrics, { enabled: config.http.metrics, tracing });
   app.register(auth, { settings: config.auth, loginLimiter, tracing });
 

@@ -4,7 +4,10 @@
 // and the entry point (src/main.ts) loads the room only when FAST_PATHS turns a path on. Nothing
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
+import type { BookListAnswers } from './http/book-list.js';
 import type { RequestListener } from './http/node/server.js';
+import type { BookStore } from './store/book-store.js';
+import type { Tracing } from './tracing/tracing.js';
 
 /** The speed paths, by their names in the FAST_PATHS setting (docs/benchmarks.md says what each buys). */
 export const FAST_PATH_NAMES = [
@@ -37,6 +40,8 @@ export interface FastPaths {
   sizeHeap?(nodeFlags: string): { watch(): void };
   /** Stands between Node's HTTP server and Fastify's handler (answer-in-turns). */
   requestListener?(handler: RequestListener): ListenerLayer;
+  /** GET /books's answers, standing in for each request reading its own (shared-lists). */
+  bookLists?(store: BookStore, tracing: Tracing): BookListAnswers;
 }
 
 /** The plain service: no speed path. */

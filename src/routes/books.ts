@@ -15,7 +15,7 @@ import { BookIdParams, BookResponses, CreateBookBody, UpdateBookBody, type Updat
 import { refTo } from '../schemas/common.js';
 import { KeyTakenOverError, type KeyedWrite, type StoredAnswer } from '../store/book-store.js';
 
-export { LIST_PAGE_SIZE } from '../http/shared-list.js';
+export { LIST_PAGE_SIZE } from '../http/book-list.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -127,13 +127,12 @@ const bookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     bookOperation('listBooks', 'List every book, ordered by id', { response: BookResponses.list }),
     async (_request, reply) => {
       // The store writes each book's JSON (BookStore.listPageJson); the envelope around it is
-      // the one the response schema describes. The requests that arrive together share one
-      // answer: the same bytes (src/http/shared-list.ts).
+      // the one the response schema describes (src/http/book-list.ts).
       const answer = await bookLists.answer();
       reply.code(200);
       if (answer.kind === 'whole') return sendPreSerializedJson(reply, answer.body);
       // A large collection is streamed page by page, so memory stays bounded whatever its size.
-      return sendPreSerializedJson(reply, Readable.from(answer.list.chunks()));
+      return sendPreSerializedJson(reply, Readable.from(answer.chunks()));
     },
   );
 
@@ -250,10 +249,7 @@ function pickChanges(body: UpdateBody): Partial<BookFields> {
 /**
  * Sends JSON that is already written, as it is: Fastify sends a Buffer or a stream with a
  * JSON Content-Type without running the route's response serializer. So the response schema
- * only documents this body, and nothing here checks the bytes against it: they must be what the
- * serializer would write, the envelope (src/http/shared-list.ts) around each book exactly as bookJson()
- * (src/books/book.ts) writes it. That is BookStore.listPageJson's promise, which
- * test/stores/book-definition.test.ts checks for every store.
+ * only documents this body: src/http/book-list.ts says what guarantees its bytes.
  */
 function sendPreSerializedJson(reply: FastifyReply, json: Buffer | Readable): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);

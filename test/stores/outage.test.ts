@@ -223,7 +223,7 @@ describeIf('pg-binaries')('PostgreSQL outage under traffic (private cluster)', (
   }
 
   // GET /books requests that arrive while a list read is on its way form the next group, which
-  // normally waits for that read (src/http/shared-list.ts). A read the frozen store never answers
+  // normally waits for that read (src/fast/shared-lists.ts). A read the frozen store never answers
   // must not hold the next group too: its own query starts at once, so it answers within its own
   // DB_QUERY_TIMEOUT + grace (2.5 s here), not the earlier read's as well (before: 3.5–4 s).
   it('a hang: a list request that arrives while another list read hangs answers 503 within its own DB_QUERY_TIMEOUT + grace', async () => {

@@ -1,4 +1,4 @@
-// GET /books requests that arrive together share one serialized answer (src/http/shared-list.ts):
+// GET /books requests that arrive together share one serialized answer (the speed path src/fast/shared-lists.ts):
 // the list is serialized once for all of them (book_list_answers_serialized_total counts it),
 // each still gets the whole answer, byte for byte the same; a list asked for again later is
 // serialized again (nothing cached), so it shows the writes acknowledged before it.
@@ -11,7 +11,7 @@ import { fastPaths } from '../helpers/node-http.js';
 import { useService } from '../helpers/service/start-service.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
 
-/** Requests sent at once: fewer than a turn's batch (src/http/node/turns.ts), so they are answered in one turn. */
+/** Requests sent at once: fewer than a turn's batch (src/fast/answer-in-turns.ts), so they are answered in one turn. */
 const TOGETHER = 16;
 
 forEachStore((kind) => {
@@ -75,9 +75,11 @@ forEachStore((kind) => {
       return (await service.client.request('GET', '/books', { token })).body.data as Book[];
     }
 
-    // The sharing happens because a turn's requests are answered together (the speed path
-    // answer-in-turns); without it each request is answered inside its own read callback.
-    it.runIf(fastPaths.has('answer-in-turns'))(`${TOGETHER} requests at once, a short list: serialized once, the same bytes for each`, async () => {
+    // Tests of the speed path shared-lists, which needs answer-in-turns too: the sharing happens
+    // because a turn's requests are answered together; without it each request is answered
+    // inside its own read callback. Skipped when FAST_PATHS turns either off.
+    const sharing = fastPaths.has('shared-lists') && fastPaths.has('answer-in-turns');
+    it.runIf(sharing)(`${TOGETHER} requests at once, a short list: serialized once, the same bytes for each`, async () => {
       const token = await service.client.token();
       for (let i = 0; i < 5; i += 1) await service.client.createBook(token, { title: `Shared ${i}`, author: 'A', year: i });
       const books = await allBooks(token);
@@ -95,8 +97,8 @@ forEachStore((kind) => {
       expect(await serialized()).toBe(before + 3);
     });
 
-    // Skipped without answerInTurns, as above: nothing arrives together to share.
-    it.runIf(fastPaths.has('answer-in-turns'))(`${TOGETHER} requests at once, a list longer than a store page: streamed to each from one serialized copy`, async () => {
+    // Skipped without shared-lists or answer-in-turns, as above.
+    it.runIf(sharing)(`${TOGETHER} requests at once, a list longer than a store page: streamed to each from one serialized copy`, async () => {
       const token = await service.client.token();
       const have = (await allBooks(token)).length;
       for (let i = have; i < LIST_PAGE_SIZE * 2 + 11; i += 1) {

@@ -1,12 +1,12 @@
 // Prometheus metrics: requests by method, route pattern and status, their duration (an
 // onResponse hook), the store's pool usage, the database node in use, how many GET /books
-// answers were serialized (src/http/shared-list.ts), with tracing on the spans that never reached
+// answers were serialized (src/http/book-list.ts), with tracing on the spans that never reached
 // the collector (src/tracing/dropped-spans.ts), and the default process metrics, in a registry
 // of this app's own (`app.metrics`, served by src/routes/metrics.ts). METRICS=false: none of it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { SharedListAnswers } from '../../http/shared-list.js';
+import type { BookListAnswers } from '../../http/book-list.js';
 import type { BookStore } from '../../store/book-store.js';
 import type { Tracing } from '../../tracing/tracing.js';
 import { RequestMetrics } from './request-metrics.js';
@@ -24,7 +24,7 @@ declare module 'fastify' {
   }
 }
 
-function createMetrics(store: BookStore, bookLists: SharedListAnswers, tracing: Tracing): Metrics {
+function createMetrics(store: BookStore, bookLists: BookListAnswers, tracing: Tracing): Metrics {
   // A registry per app, so several apps in one process (tests) do not share counters.
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -47,7 +47,7 @@ function createMetrics(store: BookStore, bookLists: SharedListAnswers, tracing: 
   let listsCounted = 0;
   new Counter({
     name: 'book_list_answers_serialized_total',
-    help: 'GET /books answers serialized: one per group of list requests that arrived together (they share its bytes)',
+    help: 'GET /books answers serialized: one per list request, or, with the shared-lists speed path, one per group of list requests that arrived together (they share its bytes)',
     registers: [registry],
     collect() {
       this.inc(bookLists.serialized - listsCounted);

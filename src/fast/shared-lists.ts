@@ -1,4 +1,6 @@
-// GET /books answers shared by the requests that arrive together: the answer is serialized
+// The speed path shared-lists: GET /books answers shared by the requests that arrive together,
+// standing in for the plain answers of src/http/book-list.ts (each request reads and serializes
+// its own) through FastPaths.bookLists (src/seams.ts). The answer is serialized
 // once, into Buffers, and every request of the group is sent those same bytes. A list shorter
 // than one store page is one Buffer (sent with Content-Length); a longer one is streamed to
 // each client (chunked) from one shared list of page Buffers, read from the store page by
@@ -24,13 +26,21 @@
 // With tracing on, a group's queries show in the trace of every request of the group (its first
 // page, and each page after it: src/tracing/shared-loader.ts); a client that goes on alone reads
 // the rest outside them.
+//
+// What it buys: 16 clients listing at once cost one query and one serialization instead of 16
+// (docs/benchmarks.md, "What each speed path buys").
+import {
+  LIST_PAGE_SIZE,
+  LIST_PREFIX,
+  LIST_SUFFIX,
+  isLastPage,
+  listPieces,
+  type BookListAnswers,
+  type ListAnswer,
+} from '../http/book-list.js';
 import type { BookStore } from '../store/book-store.js';
 import { sharedLoader, type Loader } from '../tracing/shared-loader.js';
 import { NO_TRACING, type BatchRequests, type Tracing } from '../tracing/tracing.js';
-import { Messages } from './envelope.js';
-
-/** Rows per store query when listing; also the size from which the list is streamed. */
-export const LIST_PAGE_SIZE = 1000;
 
 /**
  * Longest a group of list requests waits for the group before it to read its first page: a
@@ -41,12 +51,7 @@ export const MAX_WAIT_FOR_READ_MS = 100;
 /** Most bytes of pages one group keeps for its clients that are behind the fastest. */
 export const MAX_SHARED_BYTES = 8 * 1024 * 1024;
 
-const PREFIX = `{"status":200,"message":${JSON.stringify(Messages.booksRetrieved)},"data":[`;
-const SUFFIX = Buffer.from(']}');
 const SEPARATOR = ',';
-
-/** One group's answer: the whole body (a short list), or the pages to stream. */
-export type ListAnswer = { kind: 'whole'; body: Buffer } | { kind: 'streamed'; list: SharedList };
 
 /** One piece of a streamed list, with the id of the last book it holds (where the next page starts). */
 interface Piece {
@@ -54,7 +59,7 @@ interface Piece {
   lastId: bigint | undefined;
 }
 
-export class SharedListAnswers {
+export class SharedListAnswers implements BookListAnswers {
   /** How many answers were serialized: one per group of list requests that arrived together. */
   serialized = 0;
   private readonly groups: Loader<true, ListAnswer>;
@@ -116,9 +121,10 @@ export class SharedListAnswers {
   private async build(requests: BatchRequests): Promise<ListAnswer> {
     this.serialized += 1;
     const first = await requests.all(() => this.store.listPageJson(0n, LIST_PAGE_SIZE));
-    if (first.count < LIST_PAGE_SIZE) return { kind: 'whole', body: this.recent.bytesOf('whole', first.json, PREFIX, ']}') };
-    const head = this.recent.bytesOf('head', first.json, PREFIX, '');
-    return { kind: 'streamed', list: new SharedList(this.store, this.recent, head, first.lastId, requests) };
+    if (first.count < LIST_PAGE_SIZE) return { kind: 'whole', body: this.recent.bytesOf('whole', first.json, LIST_PREFIX, ']}') };
+    const head = this.recent.bytesOf('head', first.json, LIST_PREFIX, '');
+    const list = new SharedList(this.store, this.recent, head, first.lastId, requests);
+    return { kind: 'streamed', chunks: () => list.chunks() };
   }
 }
 
@@ -143,7 +149,7 @@ export class SharedList {
     private readonly requests: BatchRequests,
   ) {
     this.add({ bytes: head, lastId: firstLastId });
-    if (firstLastId === undefined) this.add({ bytes: SUFFIX, lastId: undefined });
+    if (firstLastId === undefined) this.add({ bytes: LIST_SUFFIX, lastId: undefined });
   }
 
   /** One client's copy of the stream: the shared Buffers themselves, in order. */
@@ -153,14 +159,14 @@ export class SharedList {
     for (;;) {
       if (index < this.dropped) {
         // Too far behind: the pieces it needs are let go; the rest of its list is its own.
-        yield* alone(this.store, this.recent, lastId);
+        yield* listPieces(this.store, this.recent.bytesOf, undefined, lastId);
         return;
       }
       const piece = this.pieces[index - this.dropped];
       if (piece) {
         index += 1;
         yield piece.bytes;
-        if (piece.bytes === SUFFIX) return;
+        if (piece.bytes === LIST_SUFFIX) return;
         lastId = piece.lastId;
         continue;
       }
@@ -182,7 +188,7 @@ export class SharedList {
     try {
       const page = await this.requests.all(() => this.store.listPageJson(after, LIST_PAGE_SIZE));
       if (page.count > 0) this.add({ bytes: this.recent.bytesOf(`after ${after}`, page.json, SEPARATOR, ''), lastId: page.lastId });
-      if (page.count < LIST_PAGE_SIZE || page.lastId === undefined) this.add({ bytes: SUFFIX, lastId: undefined });
+      if (isLastPage(page)) this.add({ bytes: LIST_SUFFIX, lastId: undefined });
     } catch (error) {
       // Every client waiting for this page or one after it aborts its response (as a stream would).
       this.failure = error instanceof Error ? error : new Error(String(error), { cause: error });
@@ -201,24 +207,6 @@ export class SharedList {
 }
 
 /**
- * The rest of a list for one client alone, after the book `lastId` it was sent last (or the
- * whole list, if it was sent nothing yet).
- */
-async function* alone(store: BookStore, recent: RecentBytes, lastId: bigint | undefined): AsyncGenerator<Buffer> {
-  let after = lastId ?? 0n;
-  let separator = lastId === undefined ? PREFIX : SEPARATOR;
-  for (;;) {
-    const page = await store.listPageJson(after, LIST_PAGE_SIZE);
-    if (separator === PREFIX) yield recent.bytesOf(page.count < LIST_PAGE_SIZE ? 'head-short' : 'head', page.json, PREFIX, '');
-    else if (page.count > 0) yield recent.bytesOf(`after ${after}`, page.json, SEPARATOR, '');
-    separator = SEPARATOR;
-    if (page.count < LIST_PAGE_SIZE || page.lastId === undefined) break;
-    after = page.lastId;
-  }
-  yield SUFFIX;
-}
-
-/**
  * The bytes of the pieces read last, by their place in the list: a piece whose query read the
  * same text as the last one read for its place gets the same Buffer. At most MAX_SHARED_BYTES
  * of them are kept (the places first read); a piece beyond that is made anew every time.
@@ -227,7 +215,7 @@ class RecentBytes {
   private readonly byPlace = new Map<string, { json: string; bytes: Buffer }>();
   private held = 0;
 
-  bytesOf(place: string, json: string, before: string, after: string): Buffer {
+  readonly bytesOf = (place: string, json: string, before: string, after: string): Buffer => {
     const known = this.byPlace.get(place);
     if (known?.json === json) return known.bytes;
     const bytes = Buffer.from(before + json + after);
@@ -240,5 +228,5 @@ class RecentBytes {
       this.held += bytes.length;
     }
     return bytes;
-  }
+  };
 }
