@@ -5,7 +5,7 @@
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
 import type { BookListAnswers } from './http/book-list.js';
-import type { RequestListener } from './http/node/server.js';
+import type { ListenerLayer, RequestListener } from './http/node/listener.js';
 import type { BookStore } from './store/book-store.js';
 import type { Tracing } from './tracing/tracing.js';
 
@@ -25,14 +25,6 @@ export const FAST_PATH_NAMES = [
 ] as const;
 
 export type FastPathName = (typeof FAST_PATH_NAMES)[number];
-
-/** What a layer that answers requests in turns gives the HTTP server. */
-export interface ListenerLayer {
-  /** The 'request' listener, standing in for `handler`. */
-  listener: RequestListener;
-  /** A 'connection' listener, told of every accepted connection. */
-  connectionAccepted?(): void;
-}
 
 /** What the speed paths that are on hand the plain service. Every member is optional: missing is plain. */
 export interface FastPaths {

@@ -21,8 +21,7 @@
 // Switched off (FAST_PATHS without answer-in-turns): Node's default, each request answered
 // inside its socket's read callback. Plugged in through FastPaths.requestListener (src/seams.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestListener } from '../http/node/server.js';
-import type { ListenerLayer } from '../seams.js';
+import type { ListenerLayer, RequestListener } from '../http/node/listener.js';
 
 /** Requests answered per turn of the event loop before it turns again (see above). */
 export const REQUESTS_PER_TURN = 32;

@@ -23,8 +23,8 @@ import { trackAnswers } from './answers.js';
 import { finishAnswersFirst, type ClientErrorHandler } from './client-error.js';
 import { ignoreUnknownExpect } from './expect.js';
 import { lingerAfterEarlyAnswers } from './lingering-close.js';
-import { createHttpServer, type RequestListener, type ServerSettings } from './server.js';
-import type { ListenerLayer } from '../../seams.js';
+import type { ListenerLayer, RequestListener } from './listener.js';
+import { createHttpServer, type ServerSettings } from './server.js';
 
 export type { ServerSettings } from './server.js';
 

@@ -2,13 +2,11 @@
 // between Node and Fastify's handler: Node's http.Server with the settings Fastify would give
 // its own (fastify/lib/server.js), and the server-level parts that are on.
 import http from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { ListenerLayer } from '../../seams.js';
+import type { Server } from 'node:http';
 import { trackAnswers } from './answers.js';
 import { answerHalfClosedClients } from './half-close.js';
+import type { ListenerLayer, RequestListener } from './listener.js';
 import { inPipelineOrder } from './pipeline.js';
-
-export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
 /** The settings Fastify makes its own HTTP/1 server with (its options of the same names). */
 export interface ServerSettings {
@@ -22,7 +20,7 @@ export interface ServerSettings {
 export interface ServerParts {
   pipelineInOrder?: boolean;
   answerHalfClosedClients?: boolean;
-  /** Stands in for Fastify's handler (a speed path: FastPaths.requestListener, src/seams.ts). */
+  /** Stands in front of Fastify's handler (a speed path: FastPaths.requestListener, src/seams.ts). */
   listenerLayer?: (handler: RequestListener) => ListenerLayer;
 }
 
