@@ -4,6 +4,7 @@
 // and the entry point (src/main.ts) loads the room only when FAST_PATHS turns a path on. Nothing
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
+import type { DestinationStream } from 'pino';
 import type { RequestListener } from './http/node/server.js';
 
 /** The speed paths, by their names in the FAST_PATHS setting (docs/benchmarks.md says what each buys). */
@@ -37,6 +38,8 @@ export interface FastPaths {
   sizeHeap?(nodeFlags: string): { watch(): void };
   /** Stands between Node's HTTP server and Fastify's handler (answer-in-turns). */
   requestListener?(handler: RequestListener): ListenerLayer;
+  /** Writes the log lines to stdout, standing in for pino's synchronous destination (batched-log). */
+  logDestination?(): DestinationStream;
 }
 
 /** The plain service: no speed path. */

@@ -5,6 +5,7 @@
 // loadFastPaths, which is called only when FAST_PATHS turns a path on.
 import type { FastPathName, FastPaths } from '../seams.js';
 import { answerInTurns } from './answer-in-turns.js';
+import { batchedStdout } from './batched-log.js';
 import { sizeHeap } from './heap-sizing.js';
 
 /** The layers of the paths named in `names` (FAST_PATHS). */
@@ -13,5 +14,6 @@ export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<F
   return {
     sizeHeap: on('heap-sizing') ? sizeHeap : undefined,
     requestListener: on('answer-in-turns') ? (handler) => answerInTurns(handler) : undefined,
+    logDestination: on('batched-log') ? batchedStdout : undefined,
   };
 }
