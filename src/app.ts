@@ -118,7 +118,7 @@ export async function buildApp({
   app.register(jsonBody);
   app.register(requestLog);
   app.register(storePlugin, { store, tracing });
-  app.register(metrics, { enabled: config.http.metrics, tracing });
+  app.register(metrics, { enabled: config.http.metrics, tracing, requestMetrics: fastPaths.requestMetrics });
   app.register(auth, { settings: config.auth, loginLimiter, tracing });
 
   // Third-party plugins with our options; the OpenAPI document describes the routes after it.

@@ -5,6 +5,7 @@
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
 import type { DestinationStream } from 'pino';
+import type { Registry } from 'prom-client';
 import type { RequestListener } from './http/node/server.js';
 
 /** The speed paths, by their names in the FAST_PATHS setting (docs/benchmarks.md says what each buys). */
@@ -32,6 +33,17 @@ export interface ListenerLayer {
   connectionAccepted?(): void;
 }
 
+/** The help texts of `http_requests_total` and `http_request_duration_seconds`. */
+export interface RequestMetricsHelp {
+  requests: string;
+  duration: string;
+}
+
+/** Counts finished requests into `http_requests_total` and `http_request_duration_seconds`. */
+export interface RequestRecorder {
+  record(method: string, route: string, status: number, seconds: number): void;
+}
+
 /** What the speed paths that are on hand the plain service. Every member is optional: missing is plain. */
 export interface FastPaths {
   /** Sizes V8's heap before the app is built; `watch()` once the service listens. */
@@ -40,6 +52,8 @@ export interface FastPaths {
   requestListener?(handler: RequestListener): ListenerLayer;
   /** Writes the log lines to stdout, standing in for pino's synchronous destination (batched-log). */
   logDestination?(): DestinationStream;
+  /** Registers the two per-request families in `registry`, standing in for prom-client's Counter and Histogram (counted-metrics). */
+  requestMetrics?(registry: Registry, buckets: readonly number[], help: RequestMetricsHelp): RequestRecorder;
 }
 
 /** The plain service: no speed path. */
