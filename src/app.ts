@@ -119,7 +119,7 @@ export async function buildApp({
   app.register(requestLog);
   app.register(storePlugin, { store, tracing });
   app.register(metrics, { enabled: config.http.metrics, tracing, requestMetrics: fastPaths.requestMetrics });
-  app.register(auth, { settings: config.auth, loginLimiter, tracing });
+  app.register(auth, { settings: config.auth, loginLimiter, tracing, verifiedTokens: fastPaths.verifiedTokens });
 
   // Third-party plugins with our options; the OpenAPI document describes the routes after it.
   app.register(cors, { origins: config.http.corsOrigins });

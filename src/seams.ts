@@ -44,6 +44,14 @@ export interface RequestRecorder {
   record(method: string, route: string, status: number, seconds: number): void;
 }
 
+/** Tokens that passed verification, remembered until their `exp`. */
+export interface VerifiedTokens {
+  /** true: verified and not expired; false: verified but expired now; undefined: not known. */
+  lookup(token: string): boolean | undefined;
+  /** `token` passed verification and is valid up to `expiresAtMs` (its `exp`, in ms). */
+  remember(token: string, expiresAtMs: number): void;
+}
+
 /** What the speed paths that are on hand the plain service. Every member is optional: missing is plain. */
 export interface FastPaths {
   /** Sizes V8's heap before the app is built; `watch()` once the service listens. */
@@ -54,6 +62,8 @@ export interface FastPaths {
   logDestination?(): DestinationStream;
   /** Registers the two per-request families in `registry`, standing in for prom-client's Counter and Histogram (counted-metrics). */
   requestMetrics?(registry: Registry, buckets: readonly number[], help: RequestMetricsHelp): RequestRecorder;
+  /** A cache of verified tokens the token service consults before verifying one (token-cache). */
+  verifiedTokens?(): VerifiedTokens;
 }
 
 /** The plain service: no speed path. */

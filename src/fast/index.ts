@@ -8,6 +8,7 @@ import { answerInTurns } from './answer-in-turns.js';
 import { batchedStdout } from './batched-log.js';
 import { countedRequestMetrics } from './counted-metrics.js';
 import { sizeHeap } from './heap-sizing.js';
+import { verifiedTokenCache } from './token-cache.js';
 
 /** The layers of the paths named in `names` (FAST_PATHS). */
 export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<FastPaths> {
@@ -17,5 +18,6 @@ export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<F
     requestListener: on('answer-in-turns') ? (handler) => answerInTurns(handler) : undefined,
     logDestination: on('batched-log') ? batchedStdout : undefined,
     requestMetrics: on('counted-metrics') ? countedRequestMetrics : undefined,
+    verifiedTokens: on('token-cache') ? verifiedTokenCache : undefined,
   };
 }
