@@ -115,7 +115,7 @@ export async function buildApp({
   if (tracing.httpSpans) app.register(tracing.httpSpans);
   app.register(routeTable);
   app.register(requestHeaders);
-  app.register(jsonBody);
+  app.register(jsonBody, { jsonBodyParser: fastPaths.jsonBodyParser });
   app.register(requestLog);
   app.register(storePlugin, { store, tracing });
   app.register(metrics, { enabled: config.http.metrics, tracing, requestMetrics: fastPaths.requestMetrics });

@@ -4,6 +4,8 @@
 // and the entry point (src/main.ts) loads the room only when FAST_PATHS turns a path on. Nothing
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
+import type { IncomingMessage } from 'node:http';
+import type { FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RequestListener } from './http/node/server.js';
@@ -52,6 +54,22 @@ export interface VerifiedTokens {
   remember(token: string, expiresAtMs: number): void;
 }
 
+/** Fastify's callback for a request body: the parsed value, or the error to answer. */
+export type BodyDone = (error: Error | null, body?: unknown) => void;
+
+/** What the plain body parser (src/plugins/app/json-body.ts) hands a path that reads bodies. */
+export interface JsonBodyParts {
+  /** Bytes a body may have: past it, 413. */
+  limit: number;
+  /** Fastify's secure JSON parser: the errors (and codes) of empty, invalid and poisoned bodies. */
+  parseSecurely: (request: FastifyRequest, text: string, done: BodyDone) => void;
+  /** False for a route that takes no body: read within the limit, then ignored. */
+  takesBody: (request: FastifyRequest) => boolean;
+}
+
+/** A Fastify content-type parser that reads the body from the request stream itself. */
+export type JsonBodyParser = (request: FastifyRequest, payload: IncomingMessage, done: BodyDone) => void;
+
 /** What the speed paths that are on hand the plain service. Every member is optional: missing is plain. */
 export interface FastPaths {
   /** Sizes V8's heap before the app is built; `watch()` once the service listens. */
@@ -64,6 +82,8 @@ export interface FastPaths {
   requestMetrics?(registry: Registry, buckets: readonly number[], help: RequestMetricsHelp): RequestRecorder;
   /** A cache of verified tokens the token service consults before verifying one (token-cache). */
   verifiedTokens?(): VerifiedTokens;
+  /** Reads and parses JSON bodies, standing in for Fastify's reader and secure parse (one-read-body). */
+  jsonBodyParser?(parts: JsonBodyParts): JsonBodyParser;
 }
 
 /** The plain service: no speed path. */

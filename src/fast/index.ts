@@ -8,6 +8,7 @@ import { answerInTurns } from './answer-in-turns.js';
 import { batchedStdout } from './batched-log.js';
 import { countedRequestMetrics } from './counted-metrics.js';
 import { sizeHeap } from './heap-sizing.js';
+import { oneReadBodyParser } from './one-read-body.js';
 import { verifiedTokenCache } from './token-cache.js';
 
 /** The layers of the paths named in `names` (FAST_PATHS). */
@@ -19,5 +20,6 @@ export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<F
     logDestination: on('batched-log') ? batchedStdout : undefined,
     requestMetrics: on('counted-metrics') ? countedRequestMetrics : undefined,
     verifiedTokens: on('token-cache') ? verifiedTokenCache : undefined,
+    jsonBodyParser: on('one-read-body') ? oneReadBodyParser : undefined,
   };
 }
