@@ -115,11 +115,11 @@ export async function buildApp({
   if (tracing.httpSpans) app.register(tracing.httpSpans);
   app.register(routeTable);
   app.register(requestHeaders);
-  app.register(jsonBody);
+  app.register(jsonBody, { jsonBodyParser: fastPaths.jsonBodyParser });
   app.register(requestLog);
   app.register(storePlugin, { store, bookLists: fastPaths.bookLists?.(store, tracing) });
-  app.register(metrics, { enabled: config.http.metrics, tracing });
-  app.register(auth, { settings: config.auth, loginLimiter, tracing });
+  app.register(metrics, { enabled: config.http.metrics, tracing, requestMetrics: fastPaths.requestMetrics });
+  app.register(auth, { settings: config.auth, loginLimiter, tracing, verifiedTokens: fastPaths.verifiedTokens });
 
   // Third-party plugins with our options; the OpenAPI document describes the routes after it.
   app.register(cors, { origins: config.http.corsOrigins });

@@ -4,6 +4,10 @@
 // and the entry point (src/main.ts) loads the room only when FAST_PATHS turns a path on. Nothing
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
+import type { IncomingMessage } from 'node:http';
+import type { FastifyRequest } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { Registry } from 'prom-client';
 import type { BookListAnswers } from './http/book-list.js';
 import type { ListenerLayer, RequestListener } from './http/node/listener.js';
 import type { BookStore } from './store/book-store.js';
@@ -26,12 +30,55 @@ export const FAST_PATH_NAMES = [
 
 export type FastPathName = (typeof FAST_PATH_NAMES)[number];
 
+/** The help texts of `http_requests_total` and `http_request_duration_seconds`. */
+export interface RequestMetricsHelp {
+  requests: string;
+  duration: string;
+}
+
+/** Counts finished requests into `http_requests_total` and `http_request_duration_seconds`. */
+export interface RequestRecorder {
+  record(method: string, route: string, status: number, seconds: number): void;
+}
+
+/** Tokens that passed verification, remembered until their `exp`. */
+export interface VerifiedTokens {
+  /** true: verified and not expired; false: verified but expired now; undefined: not known. */
+  lookup(token: string): boolean | undefined;
+  /** `token` passed verification and is valid up to `expiresAtMs` (its `exp`, in ms). */
+  remember(token: string, expiresAtMs: number): void;
+}
+
+/** Fastify's callback for a request body: the parsed value, or the error to answer. */
+export type BodyDone = (error: Error | null, body?: unknown) => void;
+
+/** What the plain body parser (src/plugins/app/json-body.ts) hands a path that reads bodies. */
+export interface JsonBodyParts {
+  /** Bytes a body may have: past it, 413. */
+  limit: number;
+  /** Fastify's secure JSON parser: the errors (and codes) of empty, invalid and poisoned bodies. */
+  parseSecurely: (request: FastifyRequest, text: string, done: BodyDone) => void;
+  /** False for a route that takes no body: read within the limit, then ignored. */
+  takesBody: (request: FastifyRequest) => boolean;
+}
+
+/** A Fastify content-type parser that reads the body from the request stream itself. */
+export type JsonBodyParser = (request: FastifyRequest, payload: IncomingMessage, done: BodyDone) => void;
+
 /** What the speed paths that are on hand the plain service. Every member is optional: missing is plain. */
 export interface FastPaths {
   /** Sizes V8's heap before the app is built; `watch()` once the service listens. */
   sizeHeap?(nodeFlags: string): { watch(): void };
   /** Stands between Node's HTTP server and Fastify's handler (answer-in-turns). */
   requestListener?(handler: RequestListener): ListenerLayer;
+  /** Writes the log lines to stdout, standing in for pino's synchronous destination (batched-log). */
+  logDestination?(): DestinationStream;
+  /** Registers the two per-request families in `registry`, standing in for prom-client's Counter and Histogram (counted-metrics). */
+  requestMetrics?(registry: Registry, buckets: readonly number[], help: RequestMetricsHelp): RequestRecorder;
+  /** A cache of verified tokens the token service consults before verifying one (token-cache). */
+  verifiedTokens?(): VerifiedTokens;
+  /** Reads and parses JSON bodies, standing in for Fastify's reader and secure parse (one-read-body). */
+  jsonBodyParser?(parts: JsonBodyParts): JsonBodyParser;
   /** GET /books's answers, standing in for each request reading its own (shared-lists). */
   bookLists?(store: BookStore, tracing: Tracing): BookListAnswers;
 }

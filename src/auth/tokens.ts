@@ -2,14 +2,12 @@
 // constant-time check of the built-in credentials.
 import { hash, timingSafeEqual } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
+import type { VerifiedTokens } from '../seams.js';
 
 const TOKEN_LIFETIME_SECONDS = 15 * 60;
 
 /** Verification accepts the HMAC family only (docs/api.md: non-HMAC methods are refused). */
 const ACCEPTED_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
-
-/** Verified tokens remembered at once; the oldest is forgotten first. */
-const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 
 export interface TokenService {
   /** Returns a new token; throws if signing fails. */
@@ -18,11 +16,8 @@ export interface TokenService {
   isValid(token: string): boolean;
 }
 
-/** `verified` is the cache of tokens that passed; given by tests that look into it. */
-export function createTokenService(
-  secret: string,
-  verified: VerifiedTokenCache = createVerifiedTokenCache(VERIFIED_TOKEN_CACHE_SIZE),
-): TokenService {
+/** `verified`: tokens that passed, remembered by a speed path (FastPaths.verifiedTokens); without it every token is verified. */
+export function createTokenService(secret: string, verified?: VerifiedTokens): TokenService {
   const sign = createSigner({
     key: secret,
     algorithm: 'HS256',
@@ -51,8 +46,8 @@ export function createTokenService(
       return lastToken;
     },
     isValid(token) {
-      const cached = verified.lookup(token);
-      if (cached !== undefined) return cached;
+      const known = verified?.lookup(token);
+      if (known !== undefined) return known;
       let exp: unknown;
       try {
         const payload: unknown = verify(token);
@@ -64,41 +59,8 @@ export function createTokenService(
       // fast-jwt has checked that `exp` is a number in the future. We also want a whole-second
       // `exp`, as this service issues (RFC 8725: be strict).
       if (!Number.isSafeInteger(exp)) return false;
-      verified.remember(token, (exp as number) * 1000);
+      verified?.remember(token, (exp as number) * 1000);
       return true;
-    },
-  };
-}
-
-/**
- * Tokens that passed verification, keyed by the whole token text (no digest, so two tokens
- * can never share an entry), each until its `exp`. Bounded: the oldest entry goes first.
- * Only successes are kept, so garbage tokens cannot crowd out good ones. A hit costs a Map
- * lookup instead of an HMAC (and fast-jwt's own cache would hash the token with SHA-256 first).
- */
-export type VerifiedTokenCache = ReturnType<typeof createVerifiedTokenCache>;
-
-export function createVerifiedTokenCache(maxEntries: number, now: () => number = Date.now) {
-  const expiresAtMs = new Map<string, number>();
-  return {
-    /** true: verified and not expired; false: verified but expired now; undefined: not known. */
-    lookup(token: string): boolean | undefined {
-      const expiresAt = expiresAtMs.get(token);
-      if (expiresAt === undefined) return undefined;
-      // The same boundary as fast-jwt: valid up to and including the `exp` millisecond.
-      if (now() <= expiresAt) return true;
-      expiresAtMs.delete(token);
-      return false;
-    },
-    remember(token: string, expiresAt: number): void {
-      if (expiresAtMs.size >= maxEntries) {
-        const oldest = expiresAtMs.keys().next().value;
-        if (oldest !== undefined) expiresAtMs.delete(oldest);
-      }
-      expiresAtMs.set(token, expiresAt);
-    },
-    get size() {
-      return expiresAtMs.size;
     },
   };
 }

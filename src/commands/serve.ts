@@ -16,7 +16,7 @@ export async function serve(loadFastPaths?: LoadFastPaths) {
   const fastPaths = loadFastPaths && config.fastPaths.size > 0 ? await loadFastPaths(config.fastPaths) : NO_FAST_PATHS;
   // Before the app is built: building it is when the heap first grows.
   const heapSizing = fastPaths.sizeHeap?.(nodeFlagsOf(process.execArgv, process.env));
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, fastPaths.logDestination);
   if (cluster.isPrimary) for (const warning of config.warnings) logger.warn(warning);
   if (cluster.isPrimary && config.workers > 1) return superviseWorkers(config, logger);
 

@@ -5,8 +5,12 @@
 // loadFastPaths, which is called only when FAST_PATHS turns a path on.
 import type { FastPathName, FastPaths } from '../seams.js';
 import { answerInTurns } from './answer-in-turns.js';
+import { batchedStdout } from './batched-log.js';
+import { countedRequestMetrics } from './counted-metrics.js';
 import { sizeHeap } from './heap-sizing.js';
 import { SharedListAnswers } from './shared-lists.js';
+import { oneReadBodyParser } from './one-read-body.js';
+import { verifiedTokenCache } from './token-cache.js';
 
 /** The layers of the paths named in `names` (FAST_PATHS). */
 export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<FastPaths> {
@@ -15,5 +19,9 @@ export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<F
     sizeHeap: on('heap-sizing') ? sizeHeap : undefined,
     requestListener: on('answer-in-turns') ? (handler) => answerInTurns(handler) : undefined,
     bookLists: on('shared-lists') ? (store, tracing) => new SharedListAnswers(store, tracing) : undefined,
+    logDestination: on('batched-log') ? batchedStdout : undefined,
+    requestMetrics: on('counted-metrics') ? countedRequestMetrics : undefined,
+    verifiedTokens: on('token-cache') ? verifiedTokenCache : undefined,
+    jsonBodyParser: on('one-read-body') ? oneReadBodyParser : undefined,
   };
 }

@@ -1,16 +1,25 @@
-// src/logger.ts on stdout: lines of one event-loop turn are written together at the end of the
-// turn, so nothing waits for a timer and nothing is lost when the process exits right after
-// logging. Runs the module from the sources (through tsx) in a child process, because the
-// batching only applies to the real stdout.
+// src/logger.ts on stdout, plain (pino's synchronous destination) and with the speed path
+// batched-log (src/fast/batched-log.ts: the lines of one event-loop turn written together at
+// the end of the turn): either way nothing waits for a timer and nothing is lost when the process
+// exits right after logging. Runs the modules from the sources (through tsx) in a child process,
+// because the destinations only apply to the real stdout.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { fastPaths } from '../helpers/node-http.js';
 
 const LOGGER_TS = fileURLToPath(new URL('../../src/logger.ts', import.meta.url));
+const BATCHED_LOG_TS = fileURLToPath(new URL('../../src/fast/batched-log.ts', import.meta.url));
+
+/** The line of the child's script that makes `logger`, plain or batched. */
+const MAKE_LOGGER = {
+  plain: `import { createLogger } from ${JSON.stringify(LOGGER_TS)};\nconst logger = createLogger('info');`,
+  batched: `import { createLogger } from ${JSON.stringify(LOGGER_TS)};\nimport { batchedStdout } from ${JSON.stringify(BATCHED_LOG_TS)};\nconst logger = createLogger('info', undefined, batchedStdout);`,
+};
 
 /** Runs `body` with `logger` in scope in a fresh Node process; calls `onLine` for each stdout line as it arrives. */
-function runWithLogger(body: string, onLine: (line: Record<string, unknown>) => void = () => undefined) {
-  const script = `import { createLogger } from ${JSON.stringify(LOGGER_TS)};\nconst logger = createLogger('info');\n${body}`;
+function runWithLogger(kind: keyof typeof MAKE_LOGGER, body: string, onLine: (line: Record<string, unknown>) => void = () => undefined) {
+  const script = `${MAKE_LOGGER[kind]}\n${body}`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines: Record<string, unknown>[] = [];
   let partial = '';
@@ -28,15 +37,19 @@ function runWithLogger(body: string, onLine: (line: Record<string, unknown>) => 
   return { child, lines, exited };
 }
 
-describe('log lines on stdout', () => {
+describe("log lines on stdout, plain (pino's synchronous destination)", () => testLogLines('plain'));
+// Tests the speed path itself: skipped when FAST_PATHS turns batched-log off.
+describe.skipIf(!fastPaths.has('batched-log'))('log lines on stdout, batched (src/fast/batched-log.ts)', () => testLogLines('batched'));
+
+function testLogLines(kind: keyof typeof MAKE_LOGGER) {
   it('every line logged in a burst arrives whole and in order', async () => {
-    const { lines, exited } = runWithLogger(`for (let i = 0; i < 2000; i++) logger.info({ i, pad: 'x'.repeat(100) }, 'burst');`);
+    const { lines, exited } = runWithLogger(kind, `for (let i = 0; i < 2000; i++) logger.info({ i, pad: 'x'.repeat(100) }, 'burst');`);
     expect(await exited).toBe(0);
     expect(lines.map((line) => line.i)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
   });
 
   it('a line logged just before process.exit() is not lost', async () => {
-    const { lines, exited } = runWithLogger(`logger.info('first'); setImmediate(() => { logger.info('last words'); process.exit(3); });`);
+    const { lines, exited } = runWithLogger(kind, `logger.info('first'); setImmediate(() => { logger.info('last words'); process.exit(3); });`);
     expect(await exited).toBe(3);
     expect(lines.map((line) => line.msg)).toEqual(['first', 'last words']);
   });
@@ -46,6 +59,7 @@ describe('log lines on stdout', () => {
     let arrivedAt = 0;
     // The child logs one line, then stays alive (reading stdin) until told to stop.
     const { child, exited } = runWithLogger(
+      kind,
       `process.stdin.resume(); process.stdin.on('end', () => process.exit(0)); setTimeout(() => logger.info({ at: Date.now() }, 'idle line'), 50);`,
       (line) => {
         loggedAt = line.at as number;
@@ -57,4 +71,4 @@ describe('log lines on stdout', () => {
     expect(arrivedAt).toBeGreaterThan(0);
     expect(arrivedAt - loggedAt).toBeLessThan(150);
   });
-});
+}

@@ -1,7 +1,10 @@
-// src/auth/tokens.ts: issue and verify, outside HTTP.
+// src/auth/tokens.ts: issue and verify, outside HTTP; with the speed path token-cache
+// (src/fast/token-cache.ts), verified tokens remembered safely.
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createCredentialsChecker, createTokenService, createVerifiedTokenCache } from '../../src/auth/tokens.js';
+import { createCredentialsChecker, createTokenService } from '../../src/auth/tokens.js';
+import { createVerifiedTokenCache, verifiedTokenCache } from '../../src/fast/token-cache.js';
+import { fastPaths } from '../helpers/node-http.js';
 
 const SECRET = 'unit-test-secret-that-is-32-bytes-or-more';
 
@@ -34,22 +37,30 @@ describe('token service', () => {
   });
 });
 
-describe('verified tokens are remembered safely', () => {
-  it('a remembered token stops being valid the millisecond after its exp', () => {
-    vi.useFakeTimers({ now: new Date('2026-11-21T12:00:00.000Z'), toFake: ['Date'] });
-    const tokens = createTokenService(SECRET);
-    const token = tokens.issue();
-    expect(tokens.isValid(token)).toBe(true); // verified, now remembered
-    expect(tokens.isValid(token)).toBe(true); // from the cache
-    vi.setSystemTime(new Date('2026-11-21T12:15:00.000Z')); // exactly exp: still valid, as fast-jwt
-    expect(tokens.isValid(token)).toBe(true);
-    vi.setSystemTime(new Date('2026-11-21T12:15:00.001Z'));
-    expect(tokens.isValid(token)).toBe(false);
-    expect(tokens.isValid(token)).toBe(false); // and not after it was forgotten either
-  });
+/** Checks a token of the service `makeTokens` makes is valid up to and including its exp millisecond, and not after, twice each. */
+function validUpToExp(makeTokens: () => ReturnType<typeof createTokenService>) {
+  vi.useFakeTimers({ now: new Date('2026-11-21T12:00:00.000Z'), toFake: ['Date'] });
+  const tokens = makeTokens(); // after faking Date: the cache reads the clock it was made with
+  const token = tokens.issue();
+  expect(tokens.isValid(token)).toBe(true); // verified (with the cache: now remembered)
+  expect(tokens.isValid(token)).toBe(true); // (with the cache: from it)
+  vi.setSystemTime(new Date('2026-11-21T12:15:00.000Z')); // exactly exp: still valid, as fast-jwt
+  expect(tokens.isValid(token)).toBe(true);
+  vi.setSystemTime(new Date('2026-11-21T12:15:00.001Z'));
+  expect(tokens.isValid(token)).toBe(false);
+  expect(tokens.isValid(token)).toBe(false); // (with the cache: not after it was forgotten either)
+}
+
+describe('expiry', () => {
+  it('a token stops being valid the millisecond after its exp', () => validUpToExp(() => createTokenService(SECRET)));
+});
+
+// Tests of the speed path itself: skipped when FAST_PATHS turns token-cache off.
+describe.skipIf(!fastPaths.has('token-cache'))('verified tokens are remembered safely (token-cache)', () => {
+  it('a remembered token stops being valid the millisecond after its exp', () => validUpToExp(() => createTokenService(SECRET, verifiedTokenCache())));
 
   it('keys are whole tokens: a remembered token does not vouch for one that differs in its last character', () => {
-    const tokens = createTokenService(SECRET);
+    const tokens = createTokenService(SECRET, verifiedTokenCache());
     const token = tokens.issue();
     expect(tokens.isValid(token)).toBe(true);
     // The last of the signature's 43 base64url characters carries 4 bits and 2 unused ones

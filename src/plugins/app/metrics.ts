@@ -5,11 +5,11 @@
 // of this app's own (`app.metrics`, served by src/routes/metrics.ts). METRICS=false: none of it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BookListAnswers } from '../../http/book-list.js';
+import type { FastPaths, RequestMetricsHelp, RequestRecorder } from '../../seams.js';
 import type { BookStore } from '../../store/book-store.js';
 import type { Tracing } from '../../tracing/tracing.js';
-import { RequestMetrics } from './request-metrics.js';
 
 export interface Metrics {
   registry: Registry;
@@ -24,16 +24,45 @@ declare module 'fastify' {
   }
 }
 
-function createMetrics(store: BookStore, bookLists: BookListAnswers, tracing: Tracing): Metrics {
+/** Upper bounds of the request duration buckets, in seconds. */
+export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export const REQUEST_METRICS_HELP: RequestMetricsHelp = {
+  requests: 'HTTP requests answered, by method, route pattern and status',
+  duration: 'Time from request to response, by method, route pattern and status',
+};
+
+/** The per-request families as prom-client's own Counter and Histogram. */
+export function promClientRequestMetrics(registry: Registry, buckets: readonly number[], help: RequestMetricsHelp): RequestRecorder {
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({ name: 'http_requests_total', help: help.requests, labelNames, registers: [registry] });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: help.duration,
+    labelNames,
+    buckets: [...buckets],
+    registers: [registry],
+  });
+  return {
+    record(method, route, status, seconds) {
+      const labels = { method, route, status: String(status) };
+      requests.inc(labels);
+      duration.observe(labels, seconds);
+    },
+  };
+}
+
+function createMetrics(
+  store: BookStore,
+  bookLists: BookListAnswers,
+  tracing: Tracing,
+  requestMetrics: NonNullable<FastPaths['requestMetrics']>,
+): Metrics {
   // A registry per app, so several apps in one process (tests) do not share counters.
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const requests = new RequestMetrics([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
-  requests.registerIn(registry, {
-    requests: 'HTTP requests answered, by method, route pattern and status',
-    duration: 'Time from request to response, by method, route pattern and status',
-  });
+  const requests = requestMetrics(registry, DURATION_BUCKETS, REQUEST_METRICS_HELP);
   storeGauge(registry, 'book_store_pool_connections', 'Store connection pool: open (total), idle, waiting queries, configured max', 'state', () => {
     const stats = store.poolStats();
     if (!stats) return [];
@@ -91,9 +120,16 @@ function storeGauge(registry: Registry, name: string, help: string, label: strin
   });
 }
 
-export default fp<{ enabled: boolean; tracing: Tracing }>(
-  async function metricsPlugin(app, { enabled, tracing }) {
-    const metrics = enabled ? createMetrics(app.store, app.bookLists, tracing) : undefined;
+export interface MetricsOptions {
+  enabled: boolean;
+  tracing: Tracing;
+  /** The per-request families from a speed path (FastPaths.requestMetrics); prom-client's own unless given. */
+  requestMetrics?: FastPaths['requestMetrics'];
+}
+
+export default fp<MetricsOptions>(
+  async function metricsPlugin(app, { enabled, tracing, requestMetrics = promClientRequestMetrics }) {
+    const metrics = enabled ? createMetrics(app.store, app.bookLists, tracing, requestMetrics) : undefined;
     app.decorate('metrics', metrics);
     if (metrics) {
       app.addHook('onResponse', (request, reply, next) => {

@@ -23,8 +23,8 @@ function requestHeaders(request: FastifyRequest, reply: FastifyReply, done: Hook
     return;
   }
   // Bodies are JSON whatever the Content-Type (json-body.ts); an unparsable one (`;;;`, empty)
-  // would make Fastify answer 415 before any parser runs. Done here, not in a hook of its own,
-  // so that a request passes one onRequest hook of the app's.
+  // would make Fastify answer 415 before any parser runs, even the catch-all '*' of the plain
+  // parser. Done here, not in a hook of its own, so that a request passes one onRequest hook of the app's.
   if (request.headers['content-type'] !== undefined) request.headers['content-type'] = 'application/json';
   done();
 }

@@ -1,14 +1,19 @@
-// The per-request metrics, `http_requests_total` and `http_request_duration_seconds`, counted
-// by the service itself and read by prom-client's registry when /metrics is scraped.
+// Counted metrics (the speed path counted-metrics): the per-request families,
+// `http_requests_total` and `http_request_duration_seconds`, counted by the service itself and
+// read by prom-client's registry when /metrics is scraped. Plugged in through
+// FastPaths.requestMetrics (src/seams.ts), where it stands in for prom-client's own Counter and
+// Histogram of the same names, help, labels and buckets (src/plugins/app/metrics.ts).
 //
-// Why not prom-client's Counter and Histogram: each inc()/observe() validates its labels,
-// builds a hash string of them and looks it up, with an object and a closure per call; the
-// pair cost 8 % of the throughput of POST /token (docs/benchmarks-changes.md). Here a request
-// finds its series through three Map lookups on values it already has and adds to numbers.
-// The registry still writes the exposition format: each family below is an object with the
-// name, help, type and get() that it reads from its metrics, and get() answers what
-// prom-client's own Counter and Histogram would (the same lines, labels and values).
+// Why: prom-client's inc()/observe() each validate the labels, build a hash string of them and
+// look it up, with an object and a closure per call; the pair cost 8 % of the throughput of
+// POST /token, and counting here was +4.5 % on it (docs/benchmarks-changes.md, "POST /token,
+// MariaDB's peak and the list wait"). Here a request finds its series through three Map lookups
+// on values it already has and adds to numbers. The registry still writes the exposition format:
+// each family below is an object with the name, help, type and get() that it reads from its
+// metrics, and get() answers what prom-client's own Counter and Histogram would (the same lines,
+// labels and values).
 import type { Metric, Registry } from 'prom-client';
+import type { RequestMetricsHelp, RequestRecorder } from '../seams.js';
 
 type Labels = Record<'method' | 'route' | 'status', string>;
 
@@ -27,7 +32,14 @@ interface MetricValue {
   metricName?: string;
 }
 
-export class RequestMetrics {
+/** The two families, registered in `registry` (FastPaths.requestMetrics). */
+export function countedRequestMetrics(registry: Registry, buckets: readonly number[], help: RequestMetricsHelp): RequestRecorder {
+  const metrics = new RequestMetrics(buckets);
+  metrics.registerIn(registry, help);
+  return metrics;
+}
+
+export class RequestMetrics implements RequestRecorder {
   /** route → method → status → series. */
   private readonly byRoute = new Map<string, Map<string, Map<number, Series>>>();
   /** Series in the order they first appeared (the order the families list them). */
@@ -50,7 +62,7 @@ export class RequestMetrics {
   }
 
   /** Registers both families in `registry`. */
-  registerIn(registry: Registry, help: { requests: string; duration: string }): void {
+  registerIn(registry: Registry, help: RequestMetricsHelp): void {
     // The registry reads a metric's name, help, type and aggregator, and its get(): this is that shape.
     const family = (name: string, type: 'counter' | 'histogram', helpText: string, values: () => MetricValue[]) =>
       ({
