@@ -9,7 +9,8 @@ import { NO_FAST_PATHS, type FastPaths } from './seams.js';
 import type { BookStore } from './store/book-store.js';
 import { openStore } from './store/open-store.js';
 import { StartupError } from './startup-error.js';
-import { startTracing, type Tracing } from './tracing/tracing.js';
+import { startTracing } from './tracing/start-tracing.js';
+import type { Tracing } from './tracing/tracing.js';
 
 /** The longest a graceful stop may take before the process gives up waiting. */
 export const SHUTDOWN_GRACE_MS = 10_000;
