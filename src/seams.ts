@@ -4,7 +4,10 @@
 // and the entry point (src/main.ts) loads the room only when FAST_PATHS turns a path on. Nothing
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
-import type { RequestListener } from './http/node/server.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** Node's 'request' listener (defined here, not in src/http/node, which imports this file: no cycle). */
+export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
 /** The speed paths, by their names in the FAST_PATHS setting (docs/benchmarks.md says what each buys). */
 export const FAST_PATH_NAMES = [

@@ -9,7 +9,7 @@
 // Switched off: Node's default, every pipelined request runs as soon as it is read.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerBefore } from './answers.js';
-import type { RequestListener } from './server.js';
+import type { RequestListener } from '../../seams.js';
 
 /**
  * `run`, for each request once the answer before it on its connection is written (answers.ts

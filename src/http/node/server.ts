@@ -2,13 +2,13 @@
 // between Node and Fastify's handler: Node's http.Server with the settings Fastify would give
 // its own (fastify/lib/server.js), and the server-level parts that are on.
 import http from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { ListenerLayer } from '../../seams.js';
+import type { Server } from 'node:http';
+import type { ListenerLayer, RequestListener } from '../../seams.js';
 import { trackAnswers } from './answers.js';
 import { answerHalfClosedClients } from './half-close.js';
 import { inPipelineOrder } from './pipeline.js';
 
-export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
+export type { RequestListener };
 
 /** The settings Fastify makes its own HTTP/1 server with (its options of the same names). */
 export interface ServerSettings {
