@@ -5,6 +5,8 @@
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { StoreLayer } from './store/open-store.js';
+import type { Tracing } from './tracing/tracing.js';
 
 /** Node's 'request' listener (defined here, not in src/http/node, which imports this file: no cycle). */
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -40,6 +42,10 @@ export interface FastPaths {
   sizeHeap?(nodeFlags: string): { watch(): void };
   /** Stands between Node's HTTP server and Fastify's handler (answer-in-turns). */
   requestListener?(handler: RequestListener): ListenerLayer;
+  /** For each store opened: a layer around its repository that shares the queries of requests arriving together (batched-queries). */
+  shareQueries?(tracing: Tracing): StoreLayer;
+  /** For each store opened: SQLite's writer and keyed creates, sharing one commit per batch (group-commit). */
+  groupCommit?(): StoreLayer;
 }
 
 /** The plain service: no speed path. */

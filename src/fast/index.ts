@@ -5,6 +5,8 @@
 // loadFastPaths, which is called only when FAST_PATHS turns a path on.
 import type { FastPathName, FastPaths } from '../seams.js';
 import { answerInTurns } from './answer-in-turns.js';
+import { shareQueries } from './batched-queries/index.js';
+import { groupCommit } from './group-commit.js';
 import { sizeHeap } from './heap-sizing.js';
 
 /** The layers of the paths named in `names` (FAST_PATHS). */
@@ -13,5 +15,7 @@ export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<F
   return {
     sizeHeap: on('heap-sizing') ? sizeHeap : undefined,
     requestListener: on('answer-in-turns') ? (handler) => answerInTurns(handler) : undefined,
+    shareQueries: on('batched-queries') ? (tracing) => ({ around: (store, driver) => shareQueries(store, driver, tracing) }) : undefined,
+    groupCommit: on('group-commit') ? groupCommit : undefined,
   };
 }
