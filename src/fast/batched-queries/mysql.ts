@@ -1,9 +1,11 @@
-// MySQL's and MariaDB's batch statements (statements.ts): ids read with `in (?, …)`; on
-// MariaDB ≥ 10.5 several books inserted, and several keys claimed, in one INSERT … RETURNING.
-// MySQL's multi-row INSERT does not say which id each row got (consecutive only in some
-// innodb_autoinc_lock_mode settings, stepped on Galera), nor its INSERT IGNORE which rows it
-// wrote: there each book and key is its own statement. Moved here from the MySQL module
-// (src/store/mysql/index.ts), which keeps what one request sends.
+// MySQL's and MariaDB's batch statements for the speed path batched-queries (statements.ts;
+// index.ts says why, with MariaDB's measurements, and plugs them in through
+// FastPaths.shareQueries): ids read with `in (?, …)`; on MariaDB ≥ 10.5 several books
+// inserted, and several keys claimed, in one INSERT … RETURNING. MySQL's multi-row INSERT does
+// not say which id each row got (consecutive only in some innodb_autoinc_lock_mode settings,
+// stepped on Galera), nor its INSERT IGNORE which rows it wrote: there each book and key is its
+// own statement. They stand in for the MySQL module's one-book statements
+// (src/store/mysql/index.ts), which is where they were before; it keeps what one request sends.
 import { sql } from 'kysely';
 import type { BookFields } from '../../books/book.js';
 import type { KeyedRequest } from '../../store/book-store.js';

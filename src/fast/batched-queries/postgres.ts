@@ -1,6 +1,8 @@
-// PostgreSQL's batch statements (statements.ts): each one text whatever the number of books
-// or keys (arrays as parameters, unnest), so each one prepared statement. Moved here from the
-// PostgreSQL module (src/store/postgres/index.ts), which keeps what one request sends.
+// PostgreSQL's batch statements for the speed path batched-queries (statements.ts; index.ts
+// says why and plugs them in through FastPaths.shareQueries): each one text whatever the
+// number of books or keys (arrays as parameters, unnest), so each one prepared statement. They
+// stand in for the PostgreSQL module's one-book statements (src/store/postgres/index.ts), which
+// is where they were before; it keeps what one request sends.
 import { sql } from 'kysely';
 import pg from 'pg';
 import { bind, toVersionedBook, VERSIONED_BOOK_COLUMNS, type RunQuery } from '../../store/books-table.js';

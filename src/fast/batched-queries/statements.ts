@@ -1,8 +1,10 @@
-// The batch statements of the speed path batched-queries: what the batching layer (index.ts)
+// The batch statements of the speed path batched-queries (index.ts says why, with its
+// measurements, and plugs them in through FastPaths.shareQueries): what the batching layer
 // sends for several requests at once, per database (postgres.ts, mysql.ts), built from what
 // every driver has (its Kysely `db` to compile them, its `runRead`/`runWrite` and a
-// transaction's `run` to send them, so tracing's spans of those show them too). The plain
-// driver has no such statement: without this path each request sends its own.
+// transaction's `run` to send them, so tracing's spans of those show them too). They stand in
+// for the plain driver's one-book statements (src/store/<kind>/index.ts): without this path
+// each request sends its own.
 import type { BookFields, VersionedBook } from '../../books/book.js';
 import type { KeyedRequest, StoredAnswer } from '../../store/book-store.js';
 import type { RunQuery } from '../../store/books-table.js';
