@@ -12,7 +12,7 @@
 // page's static files), pg's optional native binding, and what only a rare path requires
 // (schema compilers, light-my-request): bundled, their code would be parsed at every start.
 //
-// OpenTelemetry is in the bundle, but only in the chunk src/tracing/tracing.ts loads when the
+// OpenTelemetry is in the bundle, but only in the chunk src/tracing/start-tracing.ts loads when the
 // OTEL_* variables turn tracing on; main.js and the chunks it loads at startup must hold none
 // of it (test/operations/tracing-off.test.ts checks the files a startup loads). prom-client
 // reads @opentelemetry/api for exemplars, which the service never turns on: it gets a stand-in.

@@ -11,6 +11,7 @@ import type { Registry } from 'prom-client';
 import type { BookListAnswers } from './http/book-list.js';
 import type { ListenerLayer, RequestListener } from './http/node/listener.js';
 import type { BookStore } from './store/book-store.js';
+import type { StoreLayer } from './store/open-store.js';
 import type { Tracing } from './tracing/tracing.js';
 
 /** The speed paths, by their names in the FAST_PATHS setting (docs/benchmarks.md says what each buys). */
@@ -81,6 +82,10 @@ export interface FastPaths {
   jsonBodyParser?(parts: JsonBodyParts): JsonBodyParser;
   /** GET /books's answers, standing in for each request reading its own (shared-lists). */
   bookLists?(store: BookStore, tracing: Tracing): BookListAnswers;
+  /** For each store opened: a layer around its repository that shares the queries of requests arriving together (batched-queries). */
+  shareQueries?(tracing: Tracing): StoreLayer;
+  /** For each store opened: SQLite's writer and keyed creates, sharing one commit per batch (group-commit). */
+  groupCommit?(): StoreLayer;
 }
 
 /** The plain service: no speed path. */

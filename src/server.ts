@@ -9,7 +9,8 @@ import { NO_FAST_PATHS, type FastPaths } from './seams.js';
 import type { BookStore } from './store/book-store.js';
 import { openStore } from './store/open-store.js';
 import { StartupError } from './startup-error.js';
-import { startTracing, type Tracing } from './tracing/tracing.js';
+import { startTracing } from './tracing/start-tracing.js';
+import type { Tracing } from './tracing/tracing.js';
 
 /** The longest a graceful stop may take before the process gives up waiting. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -37,16 +38,22 @@ export interface StartOptions {
 export async function startServer(config: Readonly<Config>, logger: Logger, options: StartOptions = {}): Promise<RunningServer> {
   // Off (no OTEL_* variable sets it up): NO_TRACING, and nothing of OpenTelemetry is loaded.
   const tracing = await startTracing(config.tracing, logger);
+  const fastPaths = options.fastPaths ?? NO_FAST_PATHS;
   let store: BookStore;
   try {
-    store = await openStore(config.store, logger, tracing);
+    store = await openStore(config.store, logger, {
+      // The store's queries made for a request become spans of its trace.
+      wrapDriver: (driver) => tracing.traceDriver(driver),
+      // Innermost first: group commit's keyed creates, then the queries shared around them.
+      layers: [fastPaths.groupCommit?.(), fastPaths.shareQueries?.(tracing)],
+    });
   } catch (error) {
     await tracing.shutdown(TRACE_FLUSH_MS);
     throw error;
   }
   let app: App;
   try {
-    app = await buildApp({ config, store, logger, loginLimiter: options.loginLimiter, tracing, fastPaths: options.fastPaths ?? NO_FAST_PATHS });
+    app = await buildApp({ config, store, logger, loginLimiter: options.loginLimiter, tracing, fastPaths });
   } catch (error) {
     await store.close().catch(() => undefined);
     await tracing.shutdown(TRACE_FLUSH_MS);

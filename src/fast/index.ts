@@ -6,10 +6,12 @@
 import type { FastPathName, FastPaths } from '../seams.js';
 import { answerInTurns } from './answer-in-turns.js';
 import { batchedStdout } from './batched-log.js';
+import { shareQueries } from './batched-queries/index.js';
 import { countedRequestMetrics } from './counted-metrics.js';
+import { groupCommit } from './group-commit.js';
 import { sizeHeap } from './heap-sizing.js';
-import { SharedListAnswers } from './shared-lists.js';
 import { oneReadBodyParser } from './one-read-body.js';
+import { SharedListAnswers } from './shared-lists.js';
 import { verifiedTokenCache } from './token-cache.js';
 
 /** The layers of the paths named in `names` (FAST_PATHS). */
@@ -23,5 +25,7 @@ export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<F
     requestMetrics: on('counted-metrics') ? countedRequestMetrics : undefined,
     verifiedTokens: on('token-cache') ? verifiedTokenCache : undefined,
     jsonBodyParser: on('one-read-body') ? oneReadBodyParser : undefined,
+    shareQueries: on('batched-queries') ? (tracing) => ({ around: (store, driver) => shareQueries(store, driver, tracing) }) : undefined,
+    groupCommit: on('group-commit') ? groupCommit : undefined,
   };
 }

@@ -1,7 +1,7 @@
 // The book operations over a BookStoreDriver, the same for every database: what differs
-// between databases is the driver's. Nothing else: requests that arrive together share
-// queries in batched-book-store.ts, conflicts are retried in retrying-book-store.ts, and
-// open-store.ts puts the three together.
+// between databases is the driver's. Nothing else: conflicts are retried in
+// retrying-book-store.ts, and open-store.ts puts the two together (with, between them, the
+// layer of any speed path that is on: src/seams.ts).
 //
 // A write with an Idempotency-Key runs in one transaction with the storing of its answer
 // (idempotency-keys.ts), so the answer is stored if and only if the write committed.
@@ -36,7 +36,6 @@ export function bookRepository(driver: BookStoreDriver, { idempotencyTtlMs }: Re
   return {
     create(fields, idempotency) {
       if (!idempotency) return driver.insertBook(fields);
-      if (driver.insertBookWithAnswer) return driver.insertBookWithAnswer(fields, idempotency);
       return withKey(idempotency, (tx) => tx.insertBook(fields));
     },
     listPageJson: (afterId, limit) => driver.selectPage(afterId, limit),

@@ -1,5 +1,6 @@
-// A layer around a BookStore (batched-book-store.ts, retrying-book-store.ts): each layer
-// overrides the operations it changes; what it does not change goes on to the store inside.
+// A layer around a BookStore (retrying-book-store.ts, key-purge.ts, and the speed paths' layers
+// in src/fast/): each layer overrides the operations it changes; what it does not change goes
+// on to the store inside.
 import type { BookFields, VersionedBook } from '../books/book.js';
 import type {
   BookPage,

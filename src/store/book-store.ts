@@ -4,17 +4,17 @@
 //   book-store.ts       this interface (the HTTP side's only view of the store)
 //   errors.ts           StoreUnavailableError (503) and the error kinds the databases classify
 //   open-store.ts       openStore(): settings → driver → reachable → migrated → the layers below
+//                       (the composition root hands it tracing's driver wrapper and the speed paths' layers)
 //   store-url.ts        DB_URL → StoreConfig; the database module of each kind, loaded on demand
 //   nodes.ts            the hosts a DB_URL lists, and which one is in use (failover)
 //   migration-lease.ts  one migrator at a time across every instance and node
 //   retry.ts            every retry of the store as data (which errors, how many, what pause)
 //   driver.ts           BookStoreDriver: the one interface every database module implements
 //   book-repository.ts  the book operations over a BookStoreDriver, never asking which database
-//   batched-book-store.ts   around it: requests that arrive together share queries (DataLoader)
-//   retrying-book-store.ts  around that: conflicts retried; what becomes a 503
-//   book-store-layer.ts the base of those two layers: what a layer does not change goes on
+//   retrying-book-store.ts  around it: conflicts retried; what becomes a 503
+//   key-purge.ts        around that: expired keys deleted in the background, a small batch at a time
+//   book-store-layer.ts the base of the layers: what a layer does not change goes on
 //   idempotency-keys.ts Idempotency-Key in the database: claims, stored answers, the purge
-//   key-purge.ts        expired keys deleted in the background, a small batch at a time
 //   books-table.ts      the tables' Kysely types, their rows, and how a row reads as a book
 //   by-id.ts            a book read, updated or deleted by id (with its version), the same on every database
 //   returning.ts        INSERT/UPDATE … RETURNING, for the databases that have it
@@ -23,7 +23,7 @@
 //                       one folder per database, everything that differs: how DB_URL names it
 //                       (<kind>-config.ts, light: no driver import), connection or pool
 //                       and its stats, DDL, how queries run (SQLite: synchronous, cached
-//                       statements, group commit; PostgreSQL: named prepared statements), the
+//                       statements, its writer; PostgreSQL: named prepared statements), the
 //                       insert, update and list-page strategies, and errors.ts (its classifier)
 
 import type { BookFields, VersionedBook } from '../books/book.js';

@@ -1,14 +1,16 @@
 // The one interface every database module implements. All that differs between SQLite,
 // PostgreSQL and MySQL lives behind it, in src/store/<kind>/; the repository
-// (book-repository.ts), its batching layer and the migrations use only this. Each of its
-// book operations is one method that answers with books, pages and flags, never rows.
+// (book-repository.ts), the migrations and whatever is layered around them (tracing's spans,
+// the speed paths of src/fast/) use only this. Each of its book operations is one method that
+// answers with books, pages and flags, never rows.
 import type { ColumnBuilderCallback, ColumnDataType, Expression, Kysely, RawBuilder } from 'kysely';
 import type { Logger } from 'pino';
 import type { BookFields, VersionedBook } from '../books/book.js';
-import type { BookPage, KeyedWrite, NodeUse, PoolStats } from './book-store.js';
+import type { BookPage, NodeUse, PoolStats } from './book-store.js';
 import type { BookDatabase, RunQuery } from './books-table.js';
 import type { StoreErrorKind } from './errors.js';
-import type { IdempotencyKeyQueries, KeyedRequest, StoredAnswer } from './idempotency-keys.js';
+import type { IdempotencyKeyQueries } from './idempotency-keys.js';
+import type { SqliteWriterFactory } from './sqlite/writer.js';
 
 export interface DriverOptions {
   /**
@@ -21,6 +23,8 @@ export interface DriverOptions {
   logger: Logger;
   /** Shown in messages instead of the URL, which may hold a password. */
   description: string;
+  /** SQLite only: what runs its writes; unless given, each write is its own statement (sqlite/writer.ts). */
+  sqliteWriter?: SqliteWriterFactory;
 }
 
 export const DEFAULT_POOL_MAX = 10;
@@ -102,26 +106,8 @@ export interface BookStoreDriver extends BookOperations {
 
   // The book operations (BookOperations, above), and these:
 
-  /**
-   * The books with these ids (any order, the missing ones left out), in one query. Given by
-   * the databases across a network: the books that requests arriving together ask for are
-   * read in one round trip (see batched-book-store.ts). Left out by SQLite, whose reads are
-   * synchronous calls.
-   */
-  selectByIds?(ids: readonly bigint[]): Promise<VersionedBook[]>;
   /** Up to `limit` books with an id above `afterId`, by id, as one page of JSON. */
   selectPage(afterId: bigint, limit: number): Promise<BookPage>;
-
-  /**
-   * Inserts several books in one statement (one transaction: all or none), each book as
-   * written coming back, in any order. Given where the database can say which id each row
-   * got (PostgreSQL's RETURNING; MariaDB ≥ 10.5's INSERT … RETURNING, present once the node in
-   * use has been connected to and said its version, which openStore does before the layers
-   * look): the books of requests that arrive together are written in one round trip and one
-   * commit. Rejects with a StatementRefusedError (errors.ts) when the database refused the
-   * statement, or the driver sent nothing (a node without RETURNING), so that nothing was written.
-   */
-  insertBooks?(books: readonly BookFields[]): Promise<VersionedBook[]>;
 
   /**
    * Runs `work` in one transaction on one connection: everything it writes through `tx`
@@ -129,20 +115,6 @@ export interface BookStoreDriver extends BookOperations {
    * (SQLite runs it between two turns of the event loop).
    */
   transaction<T>(work: (tx: TransactionScope) => Promise<T>): Promise<T>;
-  /**
-   * Claims the keys of several requests in one statement (committed at once): the requests
-   * whose key this claimed (its owner's). The others are looked at one by one (claim, in
-   * idempotency-keys.ts). Given where the database can say which rows an INSERT … ON CONFLICT
-   * DO NOTHING wrote (PostgreSQL's RETURNING; MariaDB ≥ 10.5's INSERT IGNORE … RETURNING, present
-   * like insertBooks), so that keyed writes arriving together share it.
-   */
-  claimKeys?(requests: readonly KeyedRequest[]): Promise<KeyedRequest[]>;
-  /**
-   * A book with a claimed Idempotency-Key: the insert and the storing of its answer as one
-   * write that joins the next group commit (SQLite), instead of a transaction of its own.
-   * Rejects with KeyTakenOverError (nothing written) when the key is no longer held.
-   */
-  insertBookWithAnswer?(fields: BookFields, idempotency: KeyedWrite<VersionedBook>): Promise<VersionedBook>;
   /** The Idempotency-Key queries (idempotency-keys.ts); run them with `runWrite` or a transaction's `run`. */
   readonly idempotencyKeys: IdempotencyKeyQueries;
   /** Runs a write on its own, outside any transaction, resolved once it is durable. */
@@ -156,6 +128,12 @@ export interface BookStoreDriver extends BookOperations {
   nodeUse(): NodeUse | undefined;
   /** Which database the node in use is, as OpenTelemetry names it (`db.system.name`): for traces. */
   databaseSystem(): DatabaseSystem;
+  /**
+   * What the node in use said its version is (`select version()`, asked on its first
+   * connection), where features differ between versions of one database (MySQL, MariaDB);
+   * undefined until then, and left out where the driver does not ask (SQLite, PostgreSQL).
+   */
+  serverVersion?(): string | undefined;
   /** What a driver error means; see errors.ts. */
   classifyError(error: unknown): StoreErrorKind | undefined;
   close(): Promise<void>;
@@ -164,8 +142,4 @@ export interface BookStoreDriver extends BookOperations {
 /** Inside BookStoreDriver.transaction: the book operations, and any other query, on the transaction. */
 export interface TransactionScope extends BookOperations {
   readonly run: RunQuery;
-  /** BookStoreDriver.insertBooks, inside the transaction (PostgreSQL, MariaDB ≥ 10.5); used only where the driver gives insertBooks. */
-  insertBooks?(books: readonly BookFields[]): Promise<VersionedBook[]>;
-  /** Stores several answers with their claimed keys in one statement: how many keys were still held (PostgreSQL, MySQL). */
-  storeAnswers?(answers: ReadonlyArray<{ request: KeyedRequest; answer: StoredAnswer }>): Promise<number>;
 }

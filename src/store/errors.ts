@@ -13,18 +13,6 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
- * The database answered a statement with an error of its own (not a lost connection, not a
- * conflict): the statement was rolled back and nothing of it was applied. A driver wraps the
- * error in this where the repository may then try the statement's parts one by one.
- */
-export class StatementRefusedError extends Error {
-  override name = 'StatementRefusedError';
-  constructor(options: { cause: unknown }) {
-    super('the database refused the statement; nothing of it was applied', options);
-  }
-}
-
-/**
  * What a driver error means:
  * - 'unavailable': the store cannot be reached or is out of resources; answered 503.
  * - 'conflict': a serialization failure or deadlock (on Galera also a certification failure);

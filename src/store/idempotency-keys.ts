@@ -53,7 +53,7 @@ export interface IdempotencyKeyQueries {
   claim(run: RunQuery, read: RunQuery, request: KeyedRequest, lifetimes: KeyLifetimes): Promise<KeyClaim>;
   /** False when the attempt no longer holds the key (it was abandoned and taken over). */
   storeAnswer(run: RunQuery, request: KeyedRequest, answer: StoredAnswer): Promise<boolean>;
-  /** The UPDATE storeAnswer runs, for a database that runs it itself (SQLite, synchronously): it changed a row iff the key was still held. */
+  /** The UPDATE storeAnswer runs, for a caller that runs it itself (SQLite's group commit, synchronously): it changed a row iff the key was still held. */
   storeAnswerQuery(request: KeyedRequest, answer: StoredAnswer): CompiledQuery;
   /** Lets go of a claim whose request wrote nothing, so the key can be used again at once. */
   release(run: RunQuery, request: KeyedRequest): Promise<void>;

@@ -1,8 +1,11 @@
 // The store's settings → its database module's driver → reachable → migrated → BookStore.
 // Any failure here is a StoreStartupError: the service does not start.
+//
+// What is layered on the store from outside (tracing's spans around the driver, the speed
+// paths' layers) is handed in by the composition root (src/server.ts): the store imports
+// neither src/tracing/ nor src/fast/.
 import { Migrator, sql } from 'kysely';
 import type { Logger } from 'pino';
-import { BatchedBookStore } from './batched-book-store.js';
 import { DEFAULT_IDEMPOTENCY_TTL_MS, bookRepository } from './book-repository.js';
 import type { BookStore } from './book-store.js';
 import type { BookStoreDriver, DriverOptions } from './driver.js';
@@ -14,7 +17,7 @@ import { MIGRATIONS_CUT_SHORT, STORE_NOT_UP_YET, retrier, retriesOn } from './re
 import { RetryingBookStore } from './retrying-book-store.js';
 import { StoreStartupError } from './startup-error.js';
 import { openDriver, type StoreConfig } from './store-url.js';
-import { NO_TRACING, type Tracing } from '../tracing/tracing.js';
+import type { SqliteWriterFactory } from './sqlite/writer.js';
 
 export { StoreStartupError };
 /** DB_MIGRATION_TIMEOUT's default: the bound on one migration statement (a lock held elsewhere, a big table). */
@@ -35,13 +38,29 @@ export interface StoreSettings {
   idempotencyTtlMs?: number;
 }
 
-/** `tracing`: the store's queries made for a request become spans of its trace (src/tracing/). */
-export async function openStore(settings: StoreSettings, logger: Logger, tracing: Tracing = NO_TRACING): Promise<BookStore> {
+/** A speed path's part in one store being opened (src/seams.ts); each member optional. */
+export interface StoreLayer {
+  /** SQLite: what runs its writes (DriverOptions.sqliteWriter). */
+  sqliteWriter?: SqliteWriterFactory;
+  /** A layer around the repository, inside the retries; `driver` is the one the repository uses. */
+  around?: (store: BookStore, driver: BookStoreDriver) => Promise<BookStore>;
+}
+
+/** What the composition root layers on the store. */
+export interface OpenStoreOptions {
+  /** Wraps the driver the book operations use (tracing's spans: the store's queries made for a request become spans of its trace). */
+  wrapDriver?: (driver: BookStoreDriver) => BookStoreDriver;
+  /** The speed paths' layers, the innermost first; none unless given. */
+  layers?: readonly (StoreLayer | undefined)[];
+}
+
+export async function openStore(settings: StoreSettings, logger: Logger, { wrapDriver, layers = [] }: OpenStoreOptions = {}): Promise<BookStore> {
   const options: DriverOptions = {
     queryTimeoutMs: settings.queryTimeoutMs,
     poolMax: settings.poolMax,
     description: settings.description,
     logger,
+    sqliteWriter: layers.find((layer) => layer?.sqliteWriter)?.sqliteWriter,
   };
   // Loads only the driver the store needs (each one costs memory and startup time).
   const driver = await openDriver(settings.target, options);
@@ -77,17 +96,30 @@ export async function openStore(settings: StoreSettings, logger: Logger, tracing
     throw error instanceof StoreStartupError ? error : migrationFailed(error, options);
   }
   const idempotencyTtlMs = settings.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
-  // Traced only from here: migrations and the startup checks serve no request.
-  return new KeyPurgingBookStore(bookStoreOn(tracing.traceDriver(driver), idempotencyTtlMs, tracing), idempotencyTtlMs, logger);
+  try {
+    // Wrapped only from here: migrations and the startup checks serve no request.
+    const store = await bookStoreOn(wrapDriver ? wrapDriver(driver) : driver, idempotencyTtlMs, layers);
+    return new KeyPurgingBookStore(store, idempotencyTtlMs, logger);
+  } catch (error) {
+    await driver.close().catch(() => undefined);
+    throw error;
+  }
 }
 
 /**
- * The BookStore over an open driver, in layers: the book operations; around them, requests
- * that arrive together sharing queries; around that, conflicts retried, so that each request's
- * share of a batch is retried on its own (and a 503 decided).
+ * The BookStore over an open driver, in layers: the book operations; around them, the speed
+ * paths' layers, if any (requests that arrive together sharing queries); around those,
+ * conflicts retried, so that each request's share of a batch is retried on its own (and a 503
+ * decided).
  */
-export function bookStoreOn(driver: BookStoreDriver, idempotencyTtlMs = DEFAULT_IDEMPOTENCY_TTL_MS, tracing: Tracing = NO_TRACING): BookStore {
-  return new RetryingBookStore(new BatchedBookStore(bookRepository(driver, { idempotencyTtlMs }), driver, tracing), driver.classifyError);
+export async function bookStoreOn(
+  driver: BookStoreDriver,
+  idempotencyTtlMs = DEFAULT_IDEMPOTENCY_TTL_MS,
+  layers: readonly (StoreLayer | undefined)[] = [],
+): Promise<BookStore> {
+  let store = bookRepository(driver, { idempotencyTtlMs });
+  for (const layer of layers) if (layer?.around) store = await layer.around(store, driver);
+  return new RetryingBookStore(store, driver.classifyError);
 }
 
 /**

@@ -7,10 +7,14 @@ import type { BookOperations } from './driver.js';
 
 export type ReturningOperations = Pick<BookOperations, 'insertBook' | 'updateBook'>;
 
+/** INSERT books … RETURNING the book as written; parameters in the order of the values: title, author, year. */
+export function insertBookQuery(db: Kysely<BookDatabase>) {
+  return db.insertInto('books').values({ title: '', author: '', year: 0 }).returning(VERSIONED_BOOK_COLUMNS).compile();
+}
+
 /** The insert and the update, compiled once where they can be, for any way to run them (the pool, or a transaction). */
 export function returningWrites(db: Kysely<BookDatabase>): (write: RunQuery) => ReturningOperations {
-  // Parameters in the order of the values: title, author, year.
-  const insert = db.insertInto('books').values({ title: '', author: '', year: 0 }).returning(VERSIONED_BOOK_COLUMNS).compile();
+  const insert = insertBookQuery(db);
   return (write) => ({
     async insertBook(fields) {
       const { rows } = await write(bind(insert, [fields.title, fields.author, fields.year]));

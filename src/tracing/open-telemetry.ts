@@ -1,5 +1,5 @@
 // Tracing on: OpenTelemetry's SDK put together from the settings (src/tracing/tracing-config.ts).
-// Loaded only by startTracing() (src/tracing/tracing.ts), and only when OTEL_* variables turn
+// Loaded only by startTracing() (src/tracing/start-tracing.ts), and only when OTEL_* variables turn
 // tracing on: this module and everything it imports is a chunk of its own in dist/.
 //
 // Nothing is registered globally (no global tracer provider, context manager or propagator):

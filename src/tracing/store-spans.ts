@@ -1,8 +1,10 @@
 // The store's queries as spans: a BookStoreDriver around the real one, with a span for each
 // operation it runs for a request (work-spans.ts finds the request, or the several requests a
 // batched query serves). The driver is the level where one call is one statement (or one
-// transaction, whose statements are its children), below the batching layer, so a query
-// shared by requests that arrive together is one call made in their names.
+// transaction, whose statements are its children), below any layer that batches (a speed
+// path's, src/fast/), so a query shared by requests that arrive together is one call made in
+// their names. Such a layer's own statements are sent with `runRead`, `runWrite` or a
+// transaction's `run`, so they are named from their text like every other statement.
 //
 // What a span says: the database (`db.system.name`, and the older `db.system`), the operation
 // and table (`db.operation.name`, `db.collection.name`, e.g. `SELECT books`), the node that
@@ -23,8 +25,11 @@ import type { RunOptions, WorkSpans } from './work-spans.js';
 /** The attribute db.system.name replaced; many backends still read it. */
 const ATTR_DB_SYSTEM = 'db.system';
 
-/** Statement texts seen by `runWrite`/`runRead`, and what they are (a fixed, small set: the code's own). */
-const MAX_DESCRIBED_TEXTS = 256;
+/**
+ * Statement texts seen by `runWrite`/`runRead`, and what they are (a fixed set: the code's own;
+ * MySQL's batch statements have one text per number of rows, up to 64 each).
+ */
+const MAX_DESCRIBED_TEXTS = 512;
 
 interface Operation {
   name: string;
@@ -79,19 +84,12 @@ export function traceDriver(driver: BookStoreDriver, spans: WorkSpans): BookStor
     updateBook: traced(UPDATE_BOOKS, ops.updateBook),
     deleteBook: traced(DELETE_BOOKS, ops.deleteBook),
   });
-  const scope = (tx: TransactionScope): TransactionScope => ({
-    ...bookOperations(tx),
-    run: tracedRun(tx.run),
-    insertBooks: tx.insertBooks && traced(INSERT_BOOKS, tx.insertBooks),
-    storeAnswers: tx.storeAnswers && traced(UPDATE_KEYS, tx.storeAnswers),
-  });
+  const scope = (tx: TransactionScope): TransactionScope => ({ ...bookOperations(tx), run: tracedRun(tx.run) });
 
   return {
     ...driver,
     ...bookOperations(driver),
     selectPage: traced(SELECT_BOOKS, driver.selectPage),
-    selectByIds: driver.selectByIds && traced(SELECT_BOOKS, driver.selectByIds),
-    insertBookWithAnswer: driver.insertBookWithAnswer && traced(INSERT_BOOKS, driver.insertBookWithAnswer),
     transaction(work) {
       const parents = spans.recordingParents();
       if (parents.length === 0) return driver.transaction(work);
@@ -99,13 +97,6 @@ export function traceDriver(driver: BookStoreDriver, spans: WorkSpans): BookStor
     },
     runWrite: tracedRun(driver.runWrite),
     runRead: tracedRun(driver.runRead),
-    // Getters, as the MySQL module's are: present only once the node in use is known to have them.
-    get insertBooks() {
-      return driver.insertBooks && traced(INSERT_BOOKS, driver.insertBooks);
-    },
-    get claimKeys() {
-      return driver.claimKeys && traced(INSERT_KEYS, driver.claimKeys);
-    },
   };
 }
 
@@ -113,8 +104,6 @@ const SELECT_BOOKS: Operation = { name: 'SELECT', collection: 'books' };
 const INSERT_BOOKS: Operation = { name: 'INSERT', collection: 'books' };
 const UPDATE_BOOKS: Operation = { name: 'UPDATE', collection: 'books' };
 const DELETE_BOOKS: Operation = { name: 'DELETE', collection: 'books' };
-const INSERT_KEYS: Operation = { name: 'INSERT', collection: 'idempotency_keys' };
-const UPDATE_KEYS: Operation = { name: 'UPDATE', collection: 'idempotency_keys' };
 /** A transaction: BEGIN, its statements (child spans), COMMIT. */
 const TRANSACTION: Operation = { name: 'TRANSACTION', collection: undefined };
 

@@ -1,15 +1,12 @@
 // The seam between the service and tracing: what the rest of the code asks of it, and
-// NO_TRACING, what it gets while tracing is off (the default). Only startTracing() knows
-// OpenTelemetry exists: it loads src/tracing/open-telemetry.ts (and with it every OpenTelemetry
-// package) with a dynamic import, and only when OTEL_* variables turn tracing on, so with
-// tracing off none of that code is even read from disk (the build keeps it out of main.js).
+// NO_TRACING, what it gets while tracing is off (the default). startTracing()
+// (start-tracing.ts) makes the real one.
 //
-// Nothing here imports OpenTelemetry; the types below are the service's own.
+// Nothing here imports OpenTelemetry or another module of src/tracing/: the types below are the
+// service's own, and every module of tracing may import them without making a cycle.
 import type { FastifyPluginCallback } from 'fastify';
-import type { Logger } from 'pino';
 import type { SharedLoginLimiter } from '../auth/redis-login-limiter.js';
 import type { BookStoreDriver } from '../store/driver.js';
-import type { TracingSettings } from './tracing-config.js';
 
 /** Who a piece of work is done for: the trace context that was active when it was asked for. Opaque outside the tracing module. */
 export type TraceContext = { readonly traceContext: unique symbol };
@@ -64,10 +61,3 @@ export const NO_TRACING: Tracing = {
   droppedSpans: () => 0,
   shutdown: async () => undefined,
 };
-
-/** Tracing as the settings say: NO_TRACING when off; when on, OpenTelemetry is loaded now. */
-export async function startTracing(settings: Readonly<TracingSettings> | undefined, logger: Logger): Promise<Tracing> {
-  if (settings === undefined) return NO_TRACING;
-  const { openTelemetryTracing } = await import('./open-telemetry.js');
-  return openTelemetryTracing(settings, logger);
-}

@@ -1,18 +1,24 @@
-// Requests that arrive together share queries (src/store/batched-book-store.ts): GET /book/:id on
-// PostgreSQL and MySQL is one query, the same list page one query on every store, POST /book on
-// PostgreSQL and MariaDB ≥ 10.5 one INSERT … RETURNING. Each request must still get exactly its own book, a missing one its
-// 404, a write acknowledged before a read must be seen by it, and one refused book must not
-// fail the others.
+// Requests that arrive together share queries (the speed path batched-queries,
+// src/fast/batched-queries/): GET /book/:id on PostgreSQL and MySQL is one query, the same list
+// page one query on every store, POST /book on PostgreSQL and MariaDB ≥ 10.5 one INSERT …
+// RETURNING. Each request must still get exactly its own book, a missing one its 404, a write
+// acknowledged before a read must be seen by it, and one refused book must not fail the others.
+// The first suite holds with the path off as well.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredBook } from '../../src/books/book.js';
 import { KeyTakenOverError, type BookStore } from '../../src/store/book-store.js';
+import { BatchedBookStore, batchStatementsFor } from '../../src/fast/batched-queries/index.js';
+import { hasInsertReturning } from '../../src/fast/batched-queries/mysql.js';
+import type { BatchStatements } from '../../src/fast/batched-queries/statements.js';
+import { groupCommit } from '../../src/fast/group-commit.js';
 import type { BookStoreDriver } from '../../src/store/driver.js';
-import { hasInsertReturning } from '../../src/store/mysql/pool.js';
 import { bookStoreOn, openStore } from '../../src/store/open-store.js';
 import { openDriver } from '../../src/store/store-url.js';
+import { NO_TRACING } from '../../src/tracing/tracing.js';
+import { fastPaths } from '../helpers/node-http.js';
 import { useService } from '../helpers/service/start-service.js';
 import { createTestStore, testStoreSettings, type TestStore } from '../helpers/stores/test-store.js';
 import { forEachStore } from '../helpers/stores/for-each-store.js';
@@ -49,7 +55,8 @@ forEachStore((kind) => {
   });
 }, ['sqlite', 'postgres', 'mysql']);
 
-describe('which MySQL servers insert several books in one statement (INSERT … RETURNING)', () => {
+// Tests of the speed path itself, here and below: nothing to test when FAST_PATHS leaves it off.
+describe.skipIf(!fastPaths.has('batched-queries'))('which MySQL servers insert several books in one statement (INSERT … RETURNING)', () => {
   it('MariaDB 10.5 and later; older MariaDB and MySQL do not', () => {
     for (const version of ['10.5.0-MariaDB', '10.11.6-MariaDB-0+deb12u1', '11.4.2-MariaDB-log', '10.6.18-MariaDB-ubu2004'])
       expect(hasInsertReturning(version), version).toBe(true);
@@ -61,7 +68,7 @@ describe('which MySQL servers insert several books in one statement (INSERT … 
 // The batching itself, on the repository over a real database: how many queries the reads took.
 forEachStore((kind) => {
   const acrossNetwork = kind !== 'sqlite';
-  describe('the repository batches the reads of one turn', () => {
+  describe.skipIf(!fastPaths.has('batched-queries'))('the repository batches the reads of one turn', () => {
     let testStore: TestStore;
     let driver: BookStoreDriver;
     let repository: BookStore;
@@ -79,51 +86,55 @@ forEachStore((kind) => {
       testStore = await createTestStore(kind);
       const logger = pino({ level: 'silent' });
       const settings = testStoreSettings(testStore, { timeoutMs: 5000, poolMax: 4 });
-      // Migrated by the real startup path, then opened again with its reads counted.
+      // Migrated by the real startup path, then opened again with its reads counted; SQLite's
+      // writes share commits as the service's do with the group-commit path on.
       await (await openStore(settings, logger)).close();
-      driver = await openDriver(settings.target, { queryTimeoutMs: 5000, poolMax: 4, logger, description: settings.description });
+      const commits = fastPaths.has('group-commit') ? groupCommit() : undefined;
+      driver = await openDriver(settings.target, {
+        queryTimeoutMs: 5000,
+        poolMax: 4,
+        logger,
+        description: settings.description,
+        sqliteWriter: commits?.sqliteWriter,
+      });
       // Connected, as openStore is before the layers look at the driver (MySQL learns the server's version on its first connection).
       const version =
         kind === 'sqlite' ? 'SQLite' : (await sql<{ version: string }>`select version() as version`.execute(driver.db)).rows[0]!.version;
       insertsTogether = kind === 'postgres' || (kind === 'mysql' && hasInsertReturning(version));
-      const selectByIds = driver.selectByIds?.bind(driver);
+      const statements = await batchStatementsFor(driver);
       // SQLite reads one book by a synchronous call: nothing to batch.
-      expect(selectByIds !== undefined, `${kind} reads several ids in one query`).toBe(acrossNetwork);
-      if (selectByIds) {
-        driver.selectByIds = (ids) => {
-          batches.push([...ids]);
-          return selectByIds(ids);
+      expect(statements !== undefined, `${kind} reads several ids in one query`).toBe(acrossNetwork);
+      let counted: BatchStatements | undefined;
+      if (statements) {
+        const { selectByIds, insertBooks, claimKeys } = statements;
+        // Only PostgreSQL and MariaDB ≥ 10.5 say which id each row of a multi-row INSERT got (RETURNING).
+        expect(insertBooks !== undefined, `${kind} (${version}) inserts several books in one statement`).toBe(insertsTogether);
+        // The same stores: INSERT … ON CONFLICT DO NOTHING / INSERT IGNORE … RETURNING say which keys they wrote.
+        expect(claimKeys !== undefined, `${kind} claims several Idempotency-Keys in one statement`).toBe(insertsTogether);
+        counted = {
+          ...statements,
+          selectByIds: (ids) => {
+            batches.push([...ids]);
+            return selectByIds(ids);
+          },
+          insertBooks:
+            insertBooks &&
+            (async (run, books) => {
+              inserts.push(books.length);
+              const result = await insertBooks(run, books);
+              if (loseNextInsertAnswer) {
+                loseNextInsertAnswer = false;
+                throw new Error('the answer was lost after the INSERT committed');
+              }
+              return result;
+            }),
+          claimKeys:
+            claimKeys &&
+            ((requests) => {
+              claimBatches.push(requests.length);
+              return claimKeys(requests);
+            }),
         };
-      }
-      const insertBooks = driver.insertBooks?.bind(driver);
-      // Only PostgreSQL and MariaDB ≥ 10.5 say which id each row of a multi-row INSERT got (RETURNING).
-      expect(insertBooks !== undefined, `${kind} (${version}) inserts several books in one statement`).toBe(insertsTogether);
-      if (insertBooks) {
-        // A property on PostgreSQL, a getter on MySQL (present once the server is known to have RETURNING).
-        Object.defineProperty(driver, 'insertBooks', {
-          configurable: true,
-          value: async (books: Parameters<typeof insertBooks>[0]) => {
-            inserts.push(books.length);
-            const result = await insertBooks(books);
-            if (loseNextInsertAnswer) {
-              loseNextInsertAnswer = false;
-              throw new Error('the answer was lost after the INSERT committed');
-            }
-            return result;
-          },
-        });
-      }
-      const claimKeys = driver.claimKeys?.bind(driver);
-      // The same stores: INSERT … ON CONFLICT DO NOTHING / INSERT IGNORE … RETURNING say which keys they wrote.
-      expect(claimKeys !== undefined, `${kind} claims several Idempotency-Keys in one statement`).toBe(insertsTogether);
-      if (claimKeys) {
-        Object.defineProperty(driver, 'claimKeys', {
-          configurable: true,
-          value: (requests: Parameters<typeof claimKeys>[0]) => {
-            claimBatches.push(requests.length);
-            return claimKeys(requests);
-          },
-        });
       }
       const transaction = driver.transaction.bind(driver);
       driver.transaction = (work) => {
@@ -135,7 +146,7 @@ forEachStore((kind) => {
         pages.push(`${afterId}:${limit}`);
         return selectPage(afterId, limit);
       };
-      repository = bookStoreOn(driver);
+      repository = await bookStoreOn(driver, undefined, [commits, { around: async (store) => new BatchedBookStore(store, driver, counted, NO_TRACING) }]);
     });
 
     afterAll(async () => {
@@ -270,9 +281,10 @@ forEachStore((kind) => {
       }
     });
 
-    // Skipped on PostgreSQL and MySQL: only SQLite has a group commit (insertBookWithAnswer); their
-    // keyed creates are transactions (PostgreSQL's batched: the test above).
-    it.runIf(kind === 'sqlite')('creates with Idempotency-Keys asked for together share the group commit; one whose key was taken over fails alone, nothing of it written', async () => {
+    // Skipped on PostgreSQL and MySQL: only SQLite has a group commit; their keyed creates are
+    // transactions (PostgreSQL's batched: the test above). Skipped too when FAST_PATHS leaves
+    // the group-commit path off: SQLite's keyed creates are then transactions of their own.
+    it.runIf(kind === 'sqlite' && fastPaths.has('group-commit'))('creates with Idempotency-Keys asked for together share the group commit; one whose key was taken over fails alone, nothing of it written', async () => {
       const fields = Array.from({ length: 6 }, (_, i) => ({ title: `Grouped ${i}`, author: 'G', year: i }));
       const requests = fields.map((_, i) => ({ key: `grouped-${randomUUID()}-${i}`, fingerprint: 'f'.repeat(64), owner: randomUUID() }));
       for (const request of requests) expect(await repository.claimKey(request)).toEqual({ kind: 'claimed' });

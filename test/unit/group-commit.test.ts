@@ -1,12 +1,14 @@
-// Group commit for SQLite (src/store/sqlite/group-commit.ts): concurrent writes share a
-// transaction, each is acknowledged after its commit, and one failing write is refused alone.
+// Group commit for SQLite (the speed path group-commit, src/fast/group-commit.ts): concurrent
+// writes share a transaction, each is acknowledged after its commit, and one failing write is
+// refused alone.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CompiledQuery } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteConnection, type SqliteConnection } from '../../src/store/sqlite/connection.js';
-import { GroupCommit, type TransactionalDatabase } from '../../src/store/sqlite/group-commit.js';
+import { GroupCommit, type TransactionalDatabase } from '../../src/fast/group-commit.js';
+import { fastPaths } from '../helpers/node-http.js';
 import { openSqlite } from '../helpers/stores/sqlite.js';
 
 let dir: string;
@@ -50,7 +52,8 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('GroupCommit', () => {
+// A test of the speed path itself: nothing to test when FAST_PATHS leaves it off.
+describe.skipIf(!fastPaths.has('group-commit'))('GroupCommit', () => {
   it('writes issued together share one transaction, and all are stored', async () => {
     const { counting, counter } = countingTransactions(sqlite.database);
     const groupCommit = new GroupCommit(counting);

@@ -467,7 +467,7 @@ function mysqlErrors() {
     expect(classifyMysqlError(error)).toBeUndefined();
   });
   // A shared INSERT … RETURNING (MariaDB) refused by the server is written again book by book;
-  // one whose outcome is unknown never is (src/store/batched-book-store.ts).
+  // one whose outcome is unknown never is (the speed path batched-queries: src/fast/batched-queries/).
   it('refused statements: a syntax error, a value too long, a broken rule; not a conflict, a statement timeout, a lost connection or a client timeout', async () => {
     const refused = [
       await failure(async () => (await connect()).query('selec 1')),

@@ -150,32 +150,14 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
       );
     },
   };
-  /**
-   * Whether the node in use has INSERT … RETURNING: undefined until a connection to it has
-   * been set up (openStore connects before the store's layers ask).
-   */
-  const insertReturningInUse = () => {
-    const version = versions.get(selector.poolInUse);
-    return version === undefined ? undefined : hasInsertReturning(version);
-  };
+  /** What the node in use said its version is: undefined until a connection to it has been set up (openStore connects first). */
+  const versionInUse = () => versions.get(selector.poolInUse);
   /** Which server the node in use is, for traces: MariaDB says so in its version; undefined until asked. */
   const mariaDbInUse = () => {
-    const version = versions.get(selector.poolInUse);
+    const version = versionInUse();
     return version === undefined ? undefined : /-MariaDB/i.test(version);
   };
-  return { pool, selector, insertReturningInUse, mariaDbInUse };
-}
-
-/**
- * MariaDB 10.5 and later return the rows an INSERT wrote (`INSERT … RETURNING`), each with
- * the id it really got, whatever innodb_autoinc_lock_mode or Galera's id steps; MySQL has no
- * RETURNING. `version` is what `select version()` says: `10.11.6-MariaDB-0+deb12u1`, `8.0.36`.
- */
-export function hasInsertReturning(version: string): boolean {
-  const match = /^(\d+)\.(\d+)\.\d+-MariaDB/i.exec(version);
-  if (!match) return false;
-  const [major, minor] = [Number(match[1]), Number(match[2])];
-  return major > 10 || (major === 10 && minor >= 5);
+  return { pool, selector, versionInUse, mariaDbInUse };
 }
 
 /** The server's version, as `select version()` says it. */

@@ -1,17 +1,16 @@
 // The SQLite database module: one connection (better-sqlite3), queries run synchronously on
-// cached statements, writes batched by group commit, the list page written as JSON by SQLite.
+// cached statements, each write its own statement unless a writer is given (writer.ts), the
+// list page written as JSON by SQLite.
 import { Kysely, SqliteDialect, sql, type CompiledQuery, type QueryResult } from 'kysely';
 import { BOOK_COLUMNS } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
-import { KeyTakenOverError } from '../book-store.js';
-import { bind, toVersionedBook, VERSIONED_BOOK_COLUMNS, type BookDatabase, type RunQuery } from '../books-table.js';
+import { bind, type BookDatabase, type RunQuery } from '../books-table.js';
 import { byIdQueries } from '../by-id.js';
 import type { BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
 import { idempotencyKeyQueries } from '../idempotency-keys.js';
 import { returningWrites } from '../returning.js';
 import { openSqliteConnection } from './connection.js';
 import { classifySqliteError } from './errors.js';
-import { GroupCommit } from './group-commit.js';
 import type { SqliteTarget } from './sqlite-config.js';
 
 // julianday('now') has millisecond precision; 2440587.5 is the Unix epoch's Julian day.
@@ -31,20 +30,18 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
     const connection = openSqliteConnection(file, options);
     const db = new Kysely<BookDatabase>({ dialect: new SqliteDialect({ database: connection.forKysely }) });
     // One connection: a transaction (BookStoreDriver.transaction) takes it for itself, and
-    // every other query, and the next group commit, waits until it has ended.
+    // every other query, and every write, waits until it has ended.
     let transactionEnded: Promise<void> | undefined;
     const whenFree = <R>(query: () => R): Promise<R> =>
       transactionEnded === undefined ? Promise.resolve(query()) : transactionEnded.then(() => whenFree(query));
-    // Concurrent writes share one transaction and one fsync.
-    const groupCommit = new GroupCommit(connection.database, () => transactionEnded);
+    const writer = options.sqliteWriter?.(connection, () => transactionEnded);
     const execute = <R>(query: CompiledQuery<R>): Promise<QueryResult<R>> => Promise.resolve(connection.execute(query));
     const read: RunQuery = (query) => whenFree(() => connection.execute(query));
-    const write: RunQuery = (query) => groupCommit.run(() => connection.execute(query));
+    // Each write its own statement (SQLite commits it, and syncs it to disk, before answering),
+    // unless a writer was given.
+    const write: RunQuery = writer ? (query) => writer.write(query) : read;
     const byId = byIdQueries(db);
     const returning = returningWrites(db);
-    const idempotencyKeys = idempotencyKeyQueries(db, NOW_MS, 'on-conflict');
-    // Parameters in the order of the values: title, author, year.
-    const insert = db.insertInto('books').values({ title: '', author: '', year: 0 }).returning(VERSIONED_BOOK_COLUMNS).compile();
     // Each row is the book's JSON text itself, written by SQLite in BOOK_COLUMNS order, the
     // id exact (no row objects to build: a large part of the query's cost, measured in
     // docs/benchmarks-changes.md).
@@ -85,21 +82,12 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
           end();
         }
       },
-      // Synchronous SQL in one write of the group commit (its own savepoint): the book and its
-      // answer commit together with the rest of the batch, in one fsync, or neither does.
-      insertBookWithAnswer: (fields, { request, answer }) =>
-        groupCommit.run(() => {
-          const book = toVersionedBook(connection.execute(bind(insert, [fields.title, fields.author, fields.year])).rows[0]!);
-          const stored = connection.execute(idempotencyKeys.storeAnswerQuery(request, answer(book)!));
-          if ((stored.numAffectedRows ?? 0n) === 0n) throw new KeyTakenOverError();
-          return book;
-        }),
-      idempotencyKeys,
+      idempotencyKeys: idempotencyKeyQueries(db, NOW_MS, 'on-conflict'),
       runWrite: write,
       runRead: read,
       // One connection; queries on it run synchronously, so between two event-loop turns it is
-      // idle and only writes queued for the next group commit are waiting.
-      poolStats: () => ({ total: 1, idle: 1, waiting: groupCommit.waiting, max: 1 }),
+      // idle, and only the writes a writer queued (none without one) are waiting.
+      poolStats: () => ({ total: 1, idle: 1, waiting: writer?.waiting ?? 0, max: 1 }),
       nodeUse: () => undefined,
       databaseSystem: () => 'sqlite',
       classifyError: classifySqliteError,
