@@ -7,7 +7,7 @@
 // page as the fastest of its clients needs the next one.
 //
 // Nothing is cached across groups: a group is formed by DataLoader (no cache) like the store's
-// shared queries (src/store/batched-book-store.ts), so its first query is sent after every
+// shared queries (src/fast/batched-queries/index.ts), so its first query is sent after every
 // request in it arrived (the requests of one turn, or, while a group's first page is being
 // read, every request that arrives meanwhile), and each page after that later still: every request sees every write
 // acknowledged before it arrived.

@@ -1,6 +1,6 @@
 // A DataLoader whose batch function also learns which requests its batch serves, so that a
 // query shared by the requests that arrive together (src/fast/batched-queries/,
-// src/http/shared-list.ts) shows in the trace of each of them. DataLoader runs a batch in the
+// src/fast/shared-lists.ts) shows in the trace of each of them. DataLoader runs a batch in the
 // context of whichever request happened to ask first; without this, the shared query would
 // belong to that request's trace alone.
 //

@@ -176,7 +176,7 @@ export function halfClosedExchange(port: number, bytes: Buffer, { timeoutMs = 5_
 /**
  * Each request on a connection of its own: the connections opened first, then every request
  * written in one go, so that the service reads them in one turn of its event loop and answers
- * them together (src/http/node/turns.ts). The exchanges, in the order of `requests`.
+ * them together (src/fast/answer-in-turns.ts). The exchanges, in the order of `requests`.
  */
 export async function sendTogether(baseUrl: string, requests: readonly RawRequest[], { timeoutMs = 20_000 } = {}): Promise<RawExchange[]> {
   let connected = 0;
