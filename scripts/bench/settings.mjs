@@ -63,6 +63,9 @@ export const SERVICE_SETTINGS = [
   'SECRET_TOKEN', 'DB_URL', 'PORT', 'HOST', 'AUTH_USERNAME', 'AUTH_PASSWORD', 'LOG_LEVEL',
   'LOGIN_RATE_LIMIT', 'DB_CONNECT_TIMEOUT', 'DB_QUERY_TIMEOUT', 'REQUEST_TIMEOUT', 'DB_POOL_MAX',
   'CORS_ORIGINS', 'METRICS', 'WORKERS', 'NODE_OPTIONS',
+  // The switches of the speed paths and of the protocol parts (and their older names): a stray
+  // shell variable would otherwise measure another service than the one the page names.
+  'FAST_PATHS', 'NODE_HTTP_PARTS', 'HTTP_MACHINERY', 'HEAP_SIZING',
 ];
 
 /** A setting the user got wrong: reported in one line, without a stack. */
