@@ -19,7 +19,7 @@ import { stopChild } from './children.mjs';
 import { log } from './log.mjs';
 import { readPeakRss, readRss } from './peak-rss.mjs';
 import { startService } from './processes.mjs';
-import { LOG_DIR, PLAIN, ROOT, STARTUP_SAMPLES, fastPathNames } from './settings.mjs';
+import { LOG_DIR, PLAIN, ROOT, STARTUP_SAMPLES, UsageError, fastPathNames } from './settings.mjs';
 import { median, round1, summarise } from './stats.mjs';
 
 /** What each path stands in for: the plain part it replaces, in one short phrase. */
@@ -117,6 +117,34 @@ export function planFastPaths(selection, stores, modes) {
   plan.services.sort((a, b) => stores.indexOf(a.store) - stores.indexOf(b.store) || rank(a.name) - rank(b.name));
   for (const entry of plan.startups) entry.configs.sort((a, b) => rank(a.name) - rank(b.name));
   return plan;
+}
+
+/** Connections one process may hold: the service's default pool (DB_POOL_MAX), Go/Gin's, the floor's. */
+const POOL = 10;
+
+/**
+ * The phase's services hold connections beside the half's (each a pool of POOL while it is busy
+ * and for 30 s after): fails before the run when a database server cannot allow them all, and
+ * warns when it cannot now, with the connections others hold. `goGinBuilt`: Go/Gin runs too.
+ */
+export async function checkConnections(plan, stores, goGinBuilt) {
+  for (const store of stores.filter((each) => each.connections)) {
+    const services = plan.services.filter((service) => service.store === store).length;
+    if (services === 0) continue;
+    // The half's service, the phase's, Go/Gin, and (PostgreSQL, per core) the node:http + pg floor.
+    const processes = 1 + services + (goGinBuilt ? 1 : 0) + (store.kind === 'postgres' ? 1 : 0);
+    const need = processes * POOL + 1;
+    const { max, open } = await store.connections();
+    const what =
+      `the per-core half may hold ${need} connections to ${store.label} ` +
+      `(${processes} processes × a pool of ${POOL}, ${services} of them for what each speed path buys)`;
+    if (need > max) {
+      throw new UsageError(
+        `${what}, more than the ${max} it allows: narrow BENCH_FAST_PATHS, use BENCH_FAST_PATHS_STORES=some, or raise its max_connections`,
+      );
+    }
+    if (need > max - open) log(`bench: warning: ${what}, and ${open} of the ${max} it allows are open now`);
+  }
 }
 
 /** What a service of the phase is started as: the store's settings, its own label and log file. */

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { onCleanup, stopChild } from './children.mjs';
 import { freePort } from './client.mjs';
-import { measureFastPathStartups, planFastPaths, startFastPathServices, stopFastPathServices } from './fast-paths.mjs';
+import { checkConnections, measureFastPathStartups, planFastPaths, startFastPathServices, stopFastPathServices } from './fast-paths.mjs';
 import { prepareGoGin, startGoGins } from './go-gin.mjs';
 import { honoursIdempotencyKeys } from './idempotency.mjs';
 import { measureLargeList } from './large-list.mjs';
@@ -59,11 +59,12 @@ export async function runPlan(settings) {
   // Go/Gin reference: built now, started below once the services are seeded.
   const goGin = await prepareGoGin(settings.goGin, tempDir);
 
-  await measureStartup(stores, workDir, undefined);
-
   // What each speed path buys: services of its own, run within the per-core half.
   const fastPaths = planFastPaths(settings.fastPaths, stores, settings.modes);
   if (fastPaths.skipped) log(`bench: what each speed path buys: not measured (${fastPaths.skipped})`);
+  else await checkConnections(fastPaths, stores, Boolean(goGin.built));
+
+  await measureStartup(stores, workDir, undefined);
 
   // The halves of the run (BENCH_MODES): per core (pinned), then the whole machine.
   const modes = [];
