@@ -146,8 +146,7 @@ same way (spawn to the first \`200\` to \`POST /token\`, not pinned), over ${STA
 whose table exists by then (its restarts come after the halves); **startup / Go/Gin** is the service's median divided
 by Go/Gin's (above 1× the service starts slower).
 
-${fastPathSection(report)}
-${notes.length ? `\n## Notes from this run\n\n${notes.map((note) => `- ${note}`).join('\n')}\n` : ''}
+${fastPathSection(report)}${notes.length ? `\n## Notes from this run\n\n${notes.map((note) => `- ${note}`).join('\n')}\n` : ''}
 Numbers from one machine with the load generator on the same cores as the service: compare
 rows of one run with each other, not with runs on other machines.
 `;
@@ -179,9 +178,10 @@ ${
   tables.plain
     ? `
 The plain service (\`FAST_PATHS=off\`: no speed path, not one module of \`src/fast/\` loaded) against all on, on
-every scenario and store of the per-core half (**plain ÷ all on** below 1× is what the speed paths buy together${
-        tables.plain[0].length > 7 ? '; **vs Go/Gin** divides by the Go/Gin reference\'s req/s of the same rounds' : ''
-      }):
+every scenario and store of the per-core half: **plain ÷ all on** below 1× is what the speed paths buy together${
+        tables.plain[0].length > 7 ? `;
+**vs Go/Gin** divides by the Go/Gin reference's req/s of the same rounds` : ''
+      }.
 
 ${mdTable(...tables.plain)}
 
@@ -197,14 +197,15 @@ same machine; figures are medians of the rounds, and a gain is the ratio of the 
 A path's req/s is measured on the scenarios where it acts, ${
     everywhere
       ? 'on every store of the run where it acts'
-      : `and, to keep the phase short, not on every store: a path that does not depend on the store on the run's
-first store only, the others on SQLite and PostgreSQL only (batched-queries on PostgreSQL only);
-\`BENCH_FAST_PATHS_STORES=all\` measures each on every store where it acts`
-  }. Startup is the median of ${how.startupSamples} restarts of
-each service on the migrated store, taken in turn once the half's servers had stopped, pinned, timed from spawn to
-the first \`200\`; RSS after start is its \`VmRSS\` at that answer. heap-sizing is measured by peak RSS (\`VmHWM\`
-at the end of the half): the service without it ran every scenario of the half, as the all-on one did. The keyed
-POST /book row of the plain service is compared with Go/Gin's plain POST /book, as in the per-core table. This phase
-took ${fast.seconds.total} s (${fast.servicesStarted} service starts).
+      : `and, to keep the phase short, not on every store: a path that does not
+depend on the store on the run's first store only, the others on SQLite and PostgreSQL only (batched-queries on
+PostgreSQL only), or on one store where it acts when the run has neither; \`BENCH_FAST_PATHS_STORES=all\`
+measures each on every store where it acts`
+  }. Startup is the median of ${how.startupSamples} restarts of each service on the
+migrated store, taken in turn once the half's servers had stopped, pinned, timed from spawn to the first \`200\`;
+RSS after start is its \`VmRSS\` at that answer. heap-sizing is measured by peak RSS (\`VmHWM\` at the end of the
+half): the service without it ran every scenario of the half, as the all-on one did. The plain service's keyed
+POST /book is compared with Go/Gin's plain POST /book, as in the per-core table. This phase took
+${fast.seconds.total} s (${fast.servicesStarted} service starts).
 `;
 }
