@@ -79,7 +79,7 @@ function placed(where, kinds, storesSetting) {
 export function planFastPaths(selection, stores, modes) {
   const names = fastPathNames();
   const skipped = selection.off ?? (modes.some((mode) => mode.id === 'core') ? null : 'BENCH_MODES has no core half (the phase runs within it)');
-  const plan = { selection, skipped, services: [], startups: [], paths: [], seconds: { starts: 0, startups: 0 }, started: 0 };
+  const plan = { selection, skipped, services: [], startups: [], paths: [], seconds: { starts: 0, startups: 0 }, started: 0, logFiles: new Set() };
   const kinds = stores.map((store) => store.kind);
   const service = (store, name, fastPaths, scenarios) => plan.services.push({ store, name, fastPaths, scenarios });
   const startup = (store, name, fastPaths) => {
@@ -158,11 +158,18 @@ function target(store, name, fastPaths) {
   };
 }
 
+/** Empties a log file of the phase the first time this run writes to it. */
+function freshLog(plan, file) {
+  if (plan.logFiles.has(file)) return;
+  writeFileSync(file, '');
+  plan.logFiles.add(file);
+}
+
 /** Starts the phase's services beside the half's (pinned to `cpu`); each gets child, port, label, logFile. */
 export async function startFastPathServices(plan, workDir, cpu) {
   for (const service of plan.services) {
     Object.assign(service, target(service.store, service.name, service.fastPaths));
-    if (!existsSync(service.logFile)) writeFileSync(service.logFile, '');
+    freshLog(plan, service.logFile);
     const t0 = performance.now();
     const { child, port } = await startService(service, workDir, undefined, cpu, service.fastPaths);
     plan.seconds.starts += (performance.now() - t0) / 1000;
@@ -194,7 +201,7 @@ export async function measureFastPathStartups(plan, workDir, cpu) {
     for (let i = 0; i < STARTUP_SAMPLES; i += 1) {
       for (const config of entry.configs) {
         const store = config.name === 'on' ? entry.store : target(entry.store, config.name, config.fastPaths);
-        if (!existsSync(store.logFile)) writeFileSync(store.logFile, '');
+        if (config.name !== 'on') freshLog(plan, store.logFile);
         const { child, startupMs } = await startService(store, workDir, undefined, cpu, config.fastPaths);
         const rss = readRss(child.pid);
         await stopChild(child);
