@@ -23,8 +23,14 @@
 // per request (wrk only; any answer but a fresh 201 stops the run), compared with Go/Gin's plain
 // POST /book, which has no keys.
 //
-// Environment variables (BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_STORES, BENCH_WORKERS,
-// BENCH_TOOL, BENCH_GO, GIN_LOGGER, BENCH_KEEP_LOGS, TEST_POSTGRES_URL, TEST_MYSQL_URL): scripts/bench/settings.mjs.
+// What each speed path buys (per core, within the per-core half): the same service with
+// FAST_PATHS=off on every scenario and store, and with FAST_PATHS=-<path> (all but that path)
+// on the scenarios where that path acts, each beside the service in the same rounds; their
+// startups, memory and each path's lines in src/fast/ (scripts/bench/fast-paths.mjs).
+//
+// Environment variables (BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_SETTLE, BENCH_STORES,
+// BENCH_MODES, BENCH_WORKERS, BENCH_FAST_PATHS, BENCH_FAST_PATHS_STORES, BENCH_TOOL, BENCH_GO,
+// GIN_LOGGER, BENCH_KEEP_LOGS, TEST_POSTGRES_URL, TEST_MYSQL_URL): scripts/bench/settings.mjs.
 //
 // scripts/bench/:
 //   settings.mjs     paths, fixed parameters, environment variables and defaults
@@ -39,8 +45,9 @@
 //   scenarios.mjs    the scenario list and the round-robin rounds
 //   idempotency.mjs  whether the service honours Idempotency-Key, before its keyed POST /book
 //   large-list.mjs   GET /books at 10,000 books (the service and Go/Gin)
+//   fast-paths.mjs   what each speed path buys: its services, startups, lines and report
 //   wrk.mjs          the load generator (wrk, or autocannon) and its output
-//   peak-rss.mjs     peak RSS (VmHWM) of a process tree
+//   peak-rss.mjs     peak RSS (VmHWM) of a process tree, and RSS (VmRSS) of a process
 //   go-gin.mjs       building and running the Go/Gin reference
 //   service-log.mjs  summing up the service's log
 //   system.mjs       commands and Debian packages on the machine

@@ -1,6 +1,6 @@
 // The page: docs/benchmarks.md, rendered from the report — the
 // machine and settings, the stores, the throughput tables (service and Go/Gin), GET /books at
-// 10,000 books, memory, startup and the notes of the run.
+// 10,000 books, memory, startup, what each speed path buys and the notes of the run.
 import { Buffer } from 'node:buffer';
 import { mdTable, storeLabel } from './format.mjs';
 import {
@@ -11,7 +11,7 @@ import {
   SEQUENTIAL_SAMPLES,
   STARTUP_SAMPLES,
 } from './settings.mjs';
-import { goGinSkips, resultTable, rssTable, serviceNotes, storeTables, targetTable } from './tables.mjs';
+import { fastPathTables, goGinSkips, resultTable, rssTable, serviceNotes, storeTables, targetTable } from './tables.mjs';
 
 export function renderMarkdown(report, stores) {
   const tables = storeTables(report, stores);
@@ -145,8 +145,67 @@ empty store; the median is over ${STARTUP_SAMPLES} restarts on the migrated stor
 same way (spawn to the first \`200\` to \`POST /token\`, not pinned), over ${STARTUP_SAMPLES} restarts on its own store,
 whose table exists by then (its restarts come after the halves); **startup / Go/Gin** is the service's median divided
 by Go/Gin's (above 1× the service starts slower).
-${notes.length ? `\n## Notes from this run\n\n${notes.map((note) => `- ${note}`).join('\n')}\n` : ''}
+
+${fastPathSection(report)}${notes.length ? `\n## Notes from this run\n\n${notes.map((note) => `- ${note}`).join('\n')}\n` : ''}
 Numbers from one machine with the load generator on the same cores as the service: compare
 rows of one run with each other, not with runs on other machines.
+`;
+}
+
+/** "What each speed path buys": the paths one by one, then the plain service against all on. */
+function fastPathSection(report) {
+  const fast = report.fastPaths;
+  const heading = '## What each speed path buys';
+  if (!fast || fast.skipped) {
+    return `${heading}
+
+Not measured in this run${fast?.skipped ? ` (${fast.skipped})` : ''}: \`BENCH_FAST_PATHS\` (on by default) measures it within the per-core half.
+`;
+  }
+  const tables = fastPathTables(report);
+  const { how } = fast;
+  const everywhere = fast.selection.stores === 'all';
+  return `${heading}
+
+Each speed path (\`src/fast/\`, switched by \`FAST_PATHS\`: [operations.md](operations.md#speed-paths)) measured
+by leaving it out: the service with every path on (the default, \`FAST_PATHS=on\`: the per-core table's service)
+against the same service with \`FAST_PATHS=-<path>\` (all paths but that one) on the same store. **lines** are the
+non-blank, non-comment lines of the path's files in \`src/fast/\` at the time of the run (— when it has none yet:
+then switching it changes nothing, and its ratio is noise).
+
+${mdTable(...tables.paths)}
+${
+  tables.plain
+    ? `
+The plain service (\`FAST_PATHS=off\`: no speed path, not one module of \`src/fast/\` loaded) against all on, on
+every scenario and store of the per-core half: **plain ÷ all on** below 1× is what the speed paths buy together${
+        tables.plain[0].length > 7 ? `;
+**vs Go/Gin** divides by the Go/Gin reference's req/s of the same rounds` : ''
+      }.
+
+${mdTable(...tables.plain)}
+
+${mdTable(...tables.plainMemory)}
+`
+    : ''
+}
+How: within the per-core half (every service pinned to CPU 1, wrk to CPU 0), each service with paths left out
+ran beside the all-on one, on the same store, started before the half's rounds, and ran its scenarios in the same
+${how.rounds} round(s), each run right after the all-on service's run of the same scenario (round-robin, with the
+same ${how.warmupS} s warm-up and ${how.settleS} s of settling before round 1), so both sides of every ratio saw the
+same machine; figures are medians of the rounds, and a gain is the ratio of the medians (above 1× the path pays).
+A path's req/s is measured on the scenarios where it acts, ${
+    everywhere
+      ? 'on every store of the run where it acts'
+      : `and, to keep the phase short, not on every store: a path that does not
+depend on the store on the run's first store only, the others on SQLite and PostgreSQL only (batched-queries on
+PostgreSQL only), or on one store where it acts when the run has neither; \`BENCH_FAST_PATHS_STORES=all\`
+measures each on every store where it acts`
+  }. Startup is the median of ${how.startupSamples} restarts of each service on the
+migrated store, taken in turn once the half's servers had stopped, pinned, timed from spawn to the first \`200\`;
+RSS after start is its \`VmRSS\` at that answer. heap-sizing is measured by peak RSS (\`VmHWM\` at the end of the
+half): the service without it ran every scenario of the half, as the all-on one did. The plain service's keyed
+POST /book is compared with Go/Gin's plain POST /book, as in the per-core table. This phase took
+${fast.seconds.total} s (${fast.servicesStarted} service starts).
 `;
 }

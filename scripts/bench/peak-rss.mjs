@@ -1,4 +1,5 @@
-// Peak memory of a server under test: VmHWM from /proc/<pid>/status, over its process tree.
+// Memory of a server under test: its peak (VmHWM from /proc/<pid>/status, over its process
+// tree), and what one process holds now (VmRSS).
 import { readFileSync, readdirSync } from 'node:fs';
 
 function descendants(pid) {
@@ -42,4 +43,14 @@ export function readPeakRss(pid) {
     }
   }
   return { peakRssMiB: processes ? kib / 1024 : null, largestProcessMiB: processes ? largestKib / 1024 : null, processes };
+}
+
+/** What one process holds now (VmRSS), in MiB; null once it is gone. */
+export function readRss(pid) {
+  try {
+    const kib = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib === undefined ? null : Number(kib) / 1024;
+  } catch {
+    return null;
+  }
 }

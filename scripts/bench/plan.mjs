@@ -2,8 +2,9 @@
 // then per half (BENCH_MODES: per core, pinned; whole machine) the services (seeded the first
 // time), the Go/Gin reference and the baseline started, the rounds and the peak RSS of each;
 // Go/Gin's startup times (its stores exist by then); GET /books at 10,000 books on the service
-// and Go/Gin (pinned like the first half), the logs summed up. Returns what
-// the report is made from.
+// and Go/Gin (pinned like the first half), the logs summed up. "What each speed path buys"
+// (fast-paths.mjs) runs within the per-core half: its services beside the half's, in the same
+// rounds, and its startups once the half's servers are stopped. Returns what the report is made from.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { onCleanup, stopChild } from './children.mjs';
 import { freePort } from './client.mjs';
+import { checkConnections, measureFastPathStartups, planFastPaths, startFastPathServices, stopFastPathServices } from './fast-paths.mjs';
 import { prepareGoGin, startGoGins } from './go-gin.mjs';
 import { honoursIdempotencyKeys } from './idempotency.mjs';
 import { measureLargeList } from './large-list.mjs';
@@ -57,13 +59,19 @@ export async function runPlan(settings) {
   // Go/Gin reference: built now, started below once the services are seeded.
   const goGin = await prepareGoGin(settings.goGin, tempDir);
 
+  // What each speed path buys: services of its own, run within the per-core half.
+  const fastPaths = planFastPaths(settings.fastPaths, stores, settings.modes);
+  if (fastPaths.skipped) log(`bench: what each speed path buys: not measured (${fastPaths.skipped})`);
+  else await checkConnections(fastPaths, stores, Boolean(goGin.built));
+
   await measureStartup(stores, workDir, undefined);
 
   // The halves of the run (BENCH_MODES): per core (pinned), then the whole machine.
   const modes = [];
   for (const mode of settings.modes) {
     log(`bench: ${mode.label}`);
-    modes.push(await runMode(mode, { stores, goGin, tempDir, workDir, tool, settings }));
+    const phase = mode.id === 'core' && !fastPaths.skipped ? fastPaths : null;
+    modes.push(await runMode(mode, { stores, goGin, tempDir, workDir, tool, settings, fastPaths: phase }));
   }
 
   await measureGoGinStartup(stores, goGin, workDir);
@@ -72,15 +80,27 @@ export async function runPlan(settings) {
   for (const store of stores) {
     store.logSummary = await summariseLog(store.logFile, keepFullLogs());
   }
-  return { started, machine, tool, stores, skipped, goGin, modes };
+  for (const service of fastPaths.services.filter((each) => each.logFile)) {
+    service.logSummary = await summariseLog(service.logFile, keepFullLogs());
+  }
+  if (!fastPaths.skipped) {
+    const variantS = (fastPaths.scenarios ?? []).filter((scenario) => scenario.variant).reduce((sum, scenario) => sum + scenario.elapsedMs / 1000, 0);
+    log(
+      `bench: what each speed path buys took ${Math.round(fastPaths.seconds.starts + fastPaths.seconds.startups + variantS)} s ` +
+        `(${fastPaths.started} service starts; ${Math.round(variantS)} s of load in the per-core rounds, ${Math.round(fastPaths.seconds.startups)} s of startups)`,
+    );
+  }
+  return { started, machine, tool, stores, skipped, goGin, modes, fastPaths };
 }
 
 /**
  * One half of the run: the services (seeded the first time), the Go/Gin reference and the
  * baseline started as `mode` says (pinned or not, WORKERS), the rounds, the peak RSS of each
- * server, everything stopped. Returns { mode, scenarios, peaks }.
+ * server, everything stopped. With `fastPaths` (per core: the plan of "what each speed path
+ * buys"), its services run in the same rounds, and its startups are timed once all is stopped.
+ * Returns { mode, scenarios, peaks }.
  */
-async function runMode(mode, { stores, goGin, tempDir, workDir, tool, settings }) {
+async function runMode(mode, { stores, goGin, tempDir, workDir, tool, settings, fastPaths }) {
   for (const store of stores) {
     const service = await startService(store, workDir, mode.workers, mode.serverCpu);
     store.service = service;
@@ -114,8 +134,13 @@ async function runMode(mode, { stores, goGin, tempDir, workDir, tool, settings }
   } else {
     log(`bench: POST /book with Idempotency-Key left out: it needs wrk (a fresh key per request), not ${tool.name}`);
   }
-  const scenarios = buildScenarios(stores, baselinePort, floor, keyed);
+  if (fastPaths) await startFastPathServices(fastPaths, workDir, mode.serverCpu);
+  const scenarios = buildScenarios(stores, baselinePort, floor, keyed, fastPaths?.services);
   await runRounds(scenarios, tool, settings, mode);
+  if (fastPaths) {
+    fastPaths.scenarios = scenarios;
+    await stopFastPathServices(fastPaths);
+  }
   const peaks = { baseline: readPeakRss(baseline.pid) };
   await stopChild(baseline);
   if (floor) await stopChild(floor.child);
@@ -128,5 +153,6 @@ async function runMode(mode, { stores, goGin, tempDir, workDir, tool, settings }
       await stopChild(store.goGin.child);
     }
   }
+  if (fastPaths) await measureFastPathStartups(fastPaths, workDir, mode.serverCpu);
   return { mode, scenarios, peaks };
 }

@@ -47,9 +47,10 @@ export function tailOf(file, lines = 15) {
 /**
  * `node dist/main.js`, as `npm start` runs it, from a scratch working directory (so no stray
  * .env is read); stdout/stderr appended to the store's log file. `workers` (BENCH_WORKERS) is
- * the service's WORKERS setting (undefined = its default).
+ * the service's WORKERS setting (undefined = its default); `fastPaths`, its FAST_PATHS
+ * (undefined = its default, every speed path on).
  */
-function spawnService(store, port, workDir, workers, cpu) {
+function spawnService(store, port, workDir, workers, cpu, fastPaths) {
   return spawnLogged(process.execPath, [MAIN_JS], {
     cwd: workDir,
     cpu,
@@ -58,6 +59,7 @@ function spawnService(store, port, workDir, workers, cpu) {
       PORT: String(port),
       DB_URL: store.url,
       ...(workers === undefined ? {} : { WORKERS: String(workers) }),
+      ...(fastPaths === undefined ? {} : { FAST_PATHS: fastPaths }),
     }),
     logFile: store.logFile,
   });
@@ -109,13 +111,14 @@ export function assertAlive(child, store) {
 }
 
 /**
- * Starts the service on `store` (pinned to `cpu` if given) and waits for its first 200;
- * returns { child, port, startupMs }.
+ * Starts the service on `store` (pinned to `cpu` if given; with FAST_PATHS=`fastPaths` if given)
+ * and waits for its first 200; returns { child, port, startupMs }. `store` needs only its
+ * label, logFile, secret and url.
  */
-export async function startService(store, workDir, workers, cpu) {
+export async function startService(store, workDir, workers, cpu, fastPaths) {
   const port = await freePort();
   const startedAt = performance.now();
-  const child = spawnService(store, port, workDir, workers, cpu);
+  const child = spawnService(store, port, workDir, workers, cpu, fastPaths);
   const ms = await waitForAnswer(child, port, startedAt, {
     method: 'POST',
     path: '/token',

@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
+import { fastPathsReport } from './fast-paths.mjs';
 import { goGinLogSummary } from './go-gin.mjs';
 import { renderMarkdown } from './page.mjs';
 import { DOCS_FILE, GO_DIR, LUA_SCRIPT, RESULTS_DIR, ROOT } from './settings.mjs';
@@ -14,7 +15,8 @@ function scenarioResults(scenarios) {
   const baselineRps = median(scenarios[0].rounds.map((r) => r.rps));
   const summaries = new Map(scenarios.map((scenario) => [scenario, summarise(scenario.rounds, scenario.warmups)]));
   return scenarios
-    .filter((scenario) => scenario.target !== 'go-gin')
+    // Go/Gin's figures go beside the service's; the variants' (what each speed path buys) in fastPaths.
+    .filter((scenario) => scenario.target !== 'go-gin' && scenario.target !== 'variant')
     .map((scenario) => {
       const summary = summaries.get(scenario);
       const goId = scenario.goId ?? scenario.id;
@@ -87,7 +89,8 @@ function goGinReport(goGin, stores) {
 }
 
 /** The report of a run (what runPlan returned), as written to bench-results/latest.json. */
-export function buildReport({ started, machine, tool, stores, skipped, goGin, modes }, settings) {
+export function buildReport({ started, machine, tool, stores, skipped, goGin, modes, fastPaths }, settings) {
+  const modeReports = modes.map(modeReport);
   return {
     generatedAt: started.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -103,10 +106,12 @@ export function buildReport({ started, machine, tool, stores, skipped, goGin, mo
       ...stores.map((store) => [store.kind, { description: store.description }]),
       ...Object.entries(skipped).map(([kind, reason]) => [kind, { skipped: reason }]),
     ]),
-    modes: modes.map(modeReport),
+    modes: modeReports,
     largeList: Object.fromEntries(stores.map((store) => [store.kind, store.largeList])),
     startup: Object.fromEntries(stores.map((store) => [store.kind, store.startup])),
     goGin: goGinReport(goGin, stores),
+    // What each speed path buys: the all-on service against the plain one and against each path left out.
+    fastPaths: fastPathsReport(fastPaths, modeReports.find((mode) => mode.id === 'core'), settings),
     serviceLog: Object.fromEntries(
       stores.map((store) => [store.kind, { file: relative(ROOT, store.logFile), ...store.logSummary }]),
     ),

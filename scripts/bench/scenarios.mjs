@@ -1,7 +1,9 @@
 // The scenarios and their rounds: the baseline, then per store each of the four scenarios on the
-// service followed by the same on the Go/Gin reference, and (with wrk) POST /book with a fresh
-// Idempotency-Key per request on the service alone; BENCH_ROUNDS rounds taken round-robin over
-// all of them, each run after its warm-up.
+// service followed by the same on the Go/Gin reference (and, per core, on the services of "what
+// each speed path buys"), and (with wrk) POST /book with a fresh Idempotency-Key per request on
+// the service alone (and those); BENCH_ROUNDS rounds taken round-robin over all of them, each run
+// after its warm-up.
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkAborted } from './children.mjs';
 import { getToken } from './client.mjs';
@@ -65,8 +67,11 @@ function keyedCreateScenario(createBook, keysHonoured) {
  * PostgreSQL): { store, port } of the node:http + pg server, run as `GET /book/:id` beside
  * the service's and compared with Go/Gin's `GET /book/:id`. `keyed`: whether the keyed POST /book
  * runs (it needs wrk), right after Go/Gin's POST /book; each service's `keysHonoured` is set.
+ * `variants` (the services of "what each speed path buys", fast-paths.mjs: each { store, label,
+ * port, child, logFile, scenarios: 'all' or ids }): each runs its scenarios on the same store,
+ * right after the service's run (and Go/Gin's) of the same scenario.
  */
-export function buildScenarios(stores, baselinePort, floor, keyed) {
+export function buildScenarios(stores, baselinePort, floor, keyed, variants = []) {
   const scenarios = [
     {
       id: 'baseline',
@@ -78,12 +83,27 @@ export function buildScenarios(stores, baselinePort, floor, keyed) {
     },
   ];
   for (const store of stores) {
-    const serviceScenarios = storeScenarios(store.service.port, store.seededIds, store);
-    if (keyed) {
-      const createBook = serviceScenarios.find((scenario) => scenario.id === 'create-book');
-      serviceScenarios.push(keyedCreateScenario(createBook, store.service.keysHonoured));
-    }
-    const service = serviceScenarios.map((scenario) => ({
+    // The service's scenarios, or another service's on the same store (a variant).
+    const scenariosOn = (port) => {
+      const list = storeScenarios(port, store.seededIds, store);
+      if (keyed) list.push(keyedCreateScenario(list.find((scenario) => scenario.id === 'create-book'), store.service.keysHonoured));
+      return list;
+    };
+    const twins = variants
+      .filter((variant) => variant.store === store)
+      .map((variant) =>
+        scenariosOn(variant.port)
+          .filter((scenario) => variant.scenarios === 'all' || variant.scenarios.includes(scenario.id))
+          .map((scenario) => ({
+            ...scenario,
+            label: `${scenario.name} [${variant.label}]`,
+            target: 'variant',
+            variant,
+            store,
+            assertAlive: () => assertAlive(variant.child, variant),
+          })),
+      );
+    const service = scenariosOn(store.service.port).map((scenario) => ({
       ...scenario,
       label: `${scenario.name} [${store.label}]`,
       target: 'service',
@@ -99,8 +119,10 @@ export function buildScenarios(stores, baselinePort, floor, keyed) {
           assertAlive: () => assertGoGinAlive(store.goGin),
         }))
       : [];
-    // Each service scenario followed by its Go/Gin twin; the keyed one (no twin) comes last.
-    service.forEach((scenario, i) => scenarios.push(scenario, ...(go[i] ? [go[i]] : [])));
+    // Each service scenario followed by its Go/Gin twin and its variants; the keyed one (no Go/Gin twin) comes last.
+    service.forEach((scenario, i) =>
+      scenarios.push(scenario, ...(go[i] ? [go[i]] : []), ...twins.flatMap((list) => list.filter((twin) => twin.id === scenario.id))),
+    );
     if (floor?.store === store) {
       scenarios.push({
         id: 'get-book-floor',
@@ -116,6 +138,7 @@ export function buildScenarios(stores, baselinePort, floor, keyed) {
   for (const scenario of scenarios) {
     scenario.rounds = [];
     scenario.warmups = [];
+    scenario.elapsedMs = 0;
   }
   return scenarios;
 }
@@ -140,8 +163,10 @@ export async function runRounds(scenarios, tool, settings, mode) {
     for (const scenario of scenarios) {
       checkAborted();
       scenario.assertAlive?.();
+      const t0 = performance.now();
       await runScenarioLoad(tool, scenario, { ...(await scenario.run()), cpu: mode.loadCpu, duration: settings.settleS });
       await scenario.after?.();
+      scenario.elapsedMs += performance.now() - t0;
     }
     log(`bench: [${mode.id}] every scenario ran ${settings.settleS} s to settle (not counted)`);
   }
@@ -150,11 +175,13 @@ export async function runRounds(scenarios, tool, settings, mode) {
       checkAborted();
       scenario.assertAlive?.();
       const label = scenario.label;
+      const t0 = performance.now();
       const options = { ...(await scenario.run()), cpu: mode.loadCpu };
       if (settings.warmupS > 0) scenario.warmups.push(await runScenarioLoad(tool, scenario, { ...options, duration: settings.warmupS }));
       const result = await runScenarioLoad(tool, scenario, { ...options, duration: settings.durationS });
       scenario.rounds.push(result);
       await scenario.after?.();
+      scenario.elapsedMs += performance.now() - t0;
       log(`bench: [${mode.id}] round ${round}/${settings.rounds} ${label}: ${fmtRun(result)}`);
     }
   }

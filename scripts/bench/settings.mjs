@@ -15,6 +15,18 @@
 //                         machine  whole machine: nothing pinned, the service with the README's
 //                                  dedicated-machine setting WORKERS=N (N = cores)
 //   BENCH_WORKERS       N of the whole-machine half (default: the number of cores)
+//   BENCH_FAST_PATHS    "what each speed path buys", run within the per-core half (so only when
+//                       BENCH_MODES has core): next to the service (every speed path on), the
+//                       same service with FAST_PATHS=off on every scenario and store, and with
+//                       FAST_PATHS=-<path> (all but that one) where that path acts
+//                       (scripts/bench/fast-paths.mjs). Default on (every path and the plain
+//                       service); 0 = off; a comma list of path names (src/seams.ts) and/or
+//                       `plain` (the FAST_PATHS=off service) = only those; a comma list of
+//                       -names = all but those (e.g. -heap-sizing,-plain)
+//   BENCH_FAST_PATHS_STORES  some (default): each path that does not depend on the store on the
+//                       run's first store only, the others on SQLite and PostgreSQL (batched-
+//                       queries on PostgreSQL), to keep the phase short; all = each on every
+//                       store of the run where it acts
 //   BENCH_TOOL          wrk (default) or autocannon (fallback, used when wrk is missing)
 //   BENCH_GO            Go/Gin reference: unset = when it can be built, 0 = off,
 //                       1 = required (a failure to build or start it is fatal)
@@ -24,6 +36,7 @@
 //   TEST_POSTGRES_URL   PostgreSQL server for the fresh database
 //                       (default postgres://postgres@127.0.0.1:5432/postgres)
 //   TEST_MYSQL_URL      MariaDB/MySQL server for the fresh database (default mysql://root@127.0.0.1:3306/)
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
@@ -63,6 +76,9 @@ export const SERVICE_SETTINGS = [
   'SECRET_TOKEN', 'DB_URL', 'PORT', 'HOST', 'AUTH_USERNAME', 'AUTH_PASSWORD', 'LOG_LEVEL',
   'LOGIN_RATE_LIMIT', 'DB_CONNECT_TIMEOUT', 'DB_QUERY_TIMEOUT', 'REQUEST_TIMEOUT', 'DB_POOL_MAX',
   'CORS_ORIGINS', 'METRICS', 'WORKERS', 'NODE_OPTIONS',
+  // The switches of the speed paths and of the protocol parts (and their older names): a stray
+  // shell variable would otherwise measure another service than the one the page names.
+  'FAST_PATHS', 'NODE_HTTP_PARTS', 'HTTP_MACHINERY', 'HEAP_SIZING',
 ];
 
 /** A setting the user got wrong: reported in one line, without a stack. */
@@ -98,7 +114,46 @@ export function readSettings() {
     connections: CONNECTIONS,
     goGin: goGinMode(),
     modes: wantedModes(intSetting('BENCH_WORKERS', os.availableParallelism?.() ?? os.cpus().length, 1)),
+    fastPaths: fastPathSelection(),
   };
+}
+
+/** The speed paths' names, as src/seams.ts lists them (FAST_PATH_NAMES), in its order. */
+export function fastPathNames() {
+  const source = readFileSync(join(ROOT, 'src', 'seams.ts'), 'utf8');
+  const list = /FAST_PATH_NAMES\s*=\s*\[([^\]]*)\]/.exec(source)?.[1] ?? '';
+  const names = [...list.matchAll(/'([a-z0-9-]+)'/g)].map((match) => match[1]);
+  if (names.length === 0) throw new Error('cannot read FAST_PATH_NAMES from src/seams.ts');
+  return names;
+}
+
+/** The FAST_PATHS=off service, by its name in BENCH_FAST_PATHS. */
+export const PLAIN = 'plain';
+
+/**
+ * BENCH_FAST_PATHS and BENCH_FAST_PATHS_STORES: { plain (whether the FAST_PATHS=off service
+ * runs), paths (the paths measured one by one), stores ('some' or 'all') }, or { off: why }.
+ */
+function fastPathSelection() {
+  const raw = (process.env.BENCH_FAST_PATHS ?? '').trim().toLowerCase();
+  if (raw === '0' || raw === 'off') return { off: 'BENCH_FAST_PATHS=0' };
+  const storesRaw = (process.env.BENCH_FAST_PATHS_STORES || 'some').trim().toLowerCase();
+  if (storesRaw !== 'some' && storesRaw !== 'all') {
+    throw new UsageError(`BENCH_FAST_PATHS_STORES must be some or all; got "${process.env.BENCH_FAST_PATHS_STORES}"`);
+  }
+  const names = fastPathNames();
+  if (raw === '' || raw === '1' || raw === 'on') return { plain: true, paths: names, stores: storesRaw };
+  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const named = entries.map((entry) => entry.replace(/^-/, ''));
+  const removing = entries.filter((entry) => entry.startsWith('-')).length;
+  const unknown = named.filter((name) => name !== PLAIN && !names.includes(name));
+  if (entries.length === 0 || unknown.length > 0 || (removing > 0 && removing < entries.length)) {
+    throw new UsageError(
+      `BENCH_FAST_PATHS must be 1, 0, a comma list of the ones to measure, or of -ones to leave out (${PLAIN}, ${names.join(', ')}); got "${process.env.BENCH_FAST_PATHS}"`,
+    );
+  }
+  const chosen = (name) => (removing > 0 ? !named.includes(name) : named.includes(name));
+  return { plain: chosen(PLAIN), paths: names.filter(chosen), stores: storesRaw };
 }
 
 /** The CPU the servers are pinned to in the per-core half, and the one wrk is pinned to. */

@@ -1,6 +1,6 @@
 // Fresh stores for a run: a SQLite file in the temp dir, a fresh PostgreSQL database and a fresh
 // MariaDB database (both dropped at cleanup). Each store can go back to its seeded books and be
-// filled directly up to N books.
+// filled directly up to N books; a database server's store says how many connections it allows.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -113,6 +113,17 @@ export async function createPostgresStore() {
         return rows[0].n;
       });
     },
+    /** The server's connection limit (less the superusers' reserve) and the connections open now. */
+    async connections() {
+      return withPostgres(url, async (client) => {
+        const { rows } = await client.query(
+          `select (select setting::int from pg_settings where name = 'max_connections')
+                - (select setting::int from pg_settings where name = 'superuser_reserved_connections') as max,
+                  (select count(*)::int from pg_stat_activity where backend_type = 'client backend') as open`,
+        );
+        return { max: rows[0].max, open: rows[0].open };
+      });
+    },
     async fillTo(total) {
       return withPostgres(url, async (client) => {
         const { rows } = await client.query('select count(*)::int as n from books');
@@ -169,6 +180,13 @@ export async function createMysqlStore() {
         await connection.query('delete from books where id > ?', [maxId]);
         const [rows] = await connection.query('select count(*) as n from books');
         return Number(rows[0].n);
+      });
+    },
+    /** The server's connection limit and the connections open now. */
+    async connections() {
+      return withMysql(url, async (connection) => {
+        const [rows] = await connection.query("select @@max_connections as max, (select variable_value from information_schema.global_status where variable_name = 'THREADS_CONNECTED') as open");
+        return { max: Number(rows[0].max), open: Number(rows[0].open) };
       });
     },
     async fillTo(total) {

@@ -1,6 +1,6 @@
 // What the page and the console both show, from the report: the tables (each as
-// [header, rows, right-aligned columns]), the Go/Gin skips, and the notes (errors seen, what the
-// logs said besides 2xx request lines).
+// [header, rows, right-aligned columns]; "what each speed path buys" too), the Go/Gin skips, and
+// the notes (errors seen, what the logs said besides 2xx request lines).
 import { fmtErrors, fmtMiB, fmtMs, fmtRatio, fmtRps, storeLabel } from './format.mjs';
 import { LARGE_BOOKS, STARTUP_SAMPLES } from './settings.mjs';
 
@@ -156,6 +156,7 @@ export function serviceNotes(report) {
       notes.push(`${storeLabel(kind)} service log: ${entry.count} × ${entry.message}`);
     }
   }
+  notes.push(...fastPathNotes(report.fastPaths, report.serviceLog));
   for (const [kind, s] of Object.entries(report.goGin.stores ?? {})) {
     if (s.log?.cutOff) {
       notes.push(`Go/Gin (${storeLabel(kind)}): ${s.log.cutOff} answer(s) cut off by wrk closing its connections at the end of a run (gin's broken-pipe report)`);
@@ -204,4 +205,144 @@ export function targetTable(report) {
     rows.push([`${mode.id === 'core' ? 'per core' : 'whole machine'}: peak RSS of the largest service process`, `< ${MAX_RSS_MIB} MiB`, fmtMiB(largest), largest < MAX_RSS_MIB ? 'yes' : 'no']);
   }
   return [['target', 'wanted', 'measured', 'met'], rows, new Set([1, 2])];
+}
+
+/** Scenarios by their short names, for the speed-path table. */
+const SHORT = {
+  'get-book': 'GET /book/:id',
+  'list-books': 'GET /books',
+  login: 'POST /token',
+  'create-book': 'POST /book',
+  'create-book-idempotent': 'POST /book with Idempotency-Key',
+};
+
+/** A difference with its sign: −12 ms, +3.1 MiB. */
+function fmtDifference(value, unit) {
+  if (value == null) return '–';
+  const digits = unit === 'ms' ? 0 : 1;
+  const text = Math.abs(value).toFixed(digits);
+  return `${Number(text) === 0 ? '±' : value < 0 ? '−' : '+'}${text} ${unit}`;
+}
+
+const MEASURE_HEADER = ['path', 'stands in for', 'measured on', 'gain (req/s: all on ÷ without it; startup, memory: all on − without it)', 'lines'];
+const PLAIN_HEADER = ['scenario', 'store', 'all on req/s', 'plain req/s', 'plain ÷ all on', 'all on p99', 'plain p99', 'plain vs Go/Gin', 'all on vs Go/Gin'];
+const PLAIN_MEMORY_HEADER = [
+  'store', 'startup, all on', 'startup, plain', 'plain − all on', 'RSS after start, all on', 'RSS after start, plain', 'plain − all on',
+  'peak RSS, all on', 'peak RSS, plain', 'plain − all on',
+];
+
+function whereMeasured(path) {
+  if (path.notMeasured) return '—';
+  const stores = path.stores.map(storeLabel).join(', ');
+  if (path.measure === 'startup') return `startup and RSS after start (median of ${STARTUP_SAMPLES} restarts), ${stores}`;
+  if (path.measure === 'peak-rss') return `peak RSS over every scenario of the half, ${stores}`;
+  return `${path.scenarios.map((id) => SHORT[id] ?? id).join(', ')}; ${stores}`;
+}
+
+function gain(path) {
+  if (path.notMeasured) return `not measured: ${path.notMeasured}`;
+  const m = path.measurements;
+  let text;
+  if (path.measure === 'startup') {
+    text = m
+      .map(
+        (x) =>
+          `startup ${fmtDifference(x.differenceMs, 'ms')} (${fmtMs(x.on?.medianMs)} vs ${fmtMs(x.without?.medianMs)}), ` +
+          `RSS after start ${fmtDifference(x.rssDifferenceMiB, 'MiB')} (${fmtMiB(x.on?.rssAfterStartMiB)} vs ${fmtMiB(x.without?.rssAfterStartMiB)}) (${storeLabel(x.store)})`,
+      )
+      .join('; ');
+  } else if (path.measure === 'peak-rss') {
+    text = m
+      .map((x) => `peak RSS ${fmtDifference(x.differenceMiB, 'MiB')} (${fmtMiB(x.onPeakRssMiB)} vs ${fmtMiB(x.withoutPeakRssMiB)}) (${storeLabel(x.store)})`)
+      .join('; ');
+  } else {
+    const ids = [...new Set(m.map((x) => x.id))];
+    text = ids
+      .map((id) => `${SHORT[id] ?? id}: ${m.filter((x) => x.id === id).map((x) => `${fmtRatio(x.gain)} (${storeLabel(x.store)})`).join(', ')}`)
+      .join('; ');
+  }
+  // A path whose code is not in src/fast/ yet: switching it changes nothing, the ratio is noise.
+  return path.lines == null ? `${text} — no code in src/fast/ yet: both sides ran the same code` : text;
+}
+
+/**
+ * "What each speed path buys": one row per path (`paths`), the plain service against all on per
+ * scenario and store (`plain`), and its startup and memory (`plainMemory`); null when not measured.
+ */
+export function fastPathTables(report) {
+  const fast = report.fastPaths;
+  if (!fast) return null;
+  const paths = [
+    MEASURE_HEADER,
+    fast.paths.map((path) => [path.name, path.standsInFor, whereMeasured(path), gain(path), path.lines == null ? '—' : String(path.lines)]),
+    new Set([4]),
+  ];
+  const plainStores = Object.entries(fast.plain ?? {});
+  if (plainStores.length === 0) return { paths, plain: null, plainMemory: null };
+  const withGo = plainStores.some(([, p]) => p.scenarios.some((s) => s.goGinRps != null));
+  const header = withGo ? PLAIN_HEADER : PLAIN_HEADER.slice(0, -2);
+  const rows = plainStores.flatMap(([kind, p]) =>
+    p.scenarios.map((s) => [
+      // The keyed POST /book's name says what it is compared with; here that is the plain service.
+      s.scenario.replace(/, vs Go\/Gin's plain POST \/book$/, ''),
+      storeLabel(kind),
+      fmtRps(s.on?.rps),
+      fmtRps(s.plain.rps),
+      fmtRatio(s.plainToOn),
+      fmtMs(s.on?.p99Ms),
+      fmtMs(s.plain.p99Ms),
+      ...(withGo ? [fmtRatio(s.plainToGoGin), fmtRatio(s.onToGoGin)] : []),
+    ]),
+  );
+  const memory = plainStores.map(([kind, p]) => {
+    const on = p.startup.on;
+    const plain = p.startup.plain;
+    const minus = (a, b) => (a == null || b == null ? null : a - b);
+    return [
+      storeLabel(kind),
+      fmtMs(on?.medianMs),
+      fmtMs(plain?.medianMs),
+      fmtDifference(minus(plain?.medianMs, on?.medianMs), 'ms'),
+      fmtMiB(on?.rssAfterStartMiB),
+      fmtMiB(plain?.rssAfterStartMiB),
+      fmtDifference(minus(plain?.rssAfterStartMiB, on?.rssAfterStartMiB), 'MiB'),
+      fmtMiB(p.peakRss.onMiB),
+      fmtMiB(p.peakRss.plainMiB),
+      fmtDifference(p.peakRss.differenceMiB, 'MiB'),
+    ];
+  });
+  return {
+    paths,
+    plain: [header, rows, new Set([2, 3, 4, 5, 6, 7, 8])],
+    plainMemory: [PLAIN_MEMORY_HEADER, memory, new Set([1, 2, 3, 4, 5, 6, 7, 8, 9])],
+  };
+}
+
+/** Errors the phase's services saw, and what their logs said besides 2xx request lines. */
+function fastPathNotes(fast, serviceLog) {
+  const notes = [];
+  if (!fast || fast.skipped) return notes;
+  const runs = [
+    ...Object.entries(fast.plain ?? {}).flatMap(([kind, p]) => p.scenarios.map((s) => ({ what: `FAST_PATHS=off, ${storeLabel(kind)}`, scenario: s.scenario, result: s.plain }))),
+    ...fast.paths.flatMap((path) =>
+      (path.measurements ?? []).flatMap((x) =>
+        (x.runs ?? [x]).filter((run) => run.without?.rps !== undefined).map((run) => ({ what: `FAST_PATHS=-${path.name}, ${storeLabel(x.store)}`, scenario: run.scenario, result: run.without })),
+      ),
+    ),
+  ];
+  for (const { what, scenario, result } of runs) {
+    if (result.errors || result.warmupErrors) notes.push(`[core] ${scenario} [${what}]: ${fmtErrors(result)} in measured runs, ${result.warmupErrors} error(s) in warm-ups`);
+  }
+  const logs = [
+    ...Object.entries(fast.plain ?? {}).map(([kind, p]) => [kind, 'FAST_PATHS=off', p.log]),
+    ...fast.paths.flatMap((path) => (path.log ?? []).map((l) => [l.store, `FAST_PATHS=-${path.name}`, l])),
+  ];
+  for (const [kind, what, summary] of logs) {
+    // What the store's own service logged too (its start-up warnings) is noted once, with it.
+    const own = new Set((serviceLog[kind]?.notable ?? []).map((entry) => entry.message));
+    for (const entry of summary?.notable ?? []) {
+      if (!own.has(entry.message)) notes.push(`service log (${what}, ${storeLabel(kind)}): ${entry.count} × ${entry.message}`);
+    }
+  }
+  return notes;
 }

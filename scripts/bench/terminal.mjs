@@ -1,7 +1,7 @@
 // The tables printed to stdout at the end of a run (the same figures as the page, as text).
 import { storeLabel, textTable } from './format.mjs';
 import { LARGE_BOOKS } from './settings.mjs';
-import { goGinSkips, resultTable, rssTable, serviceNotes, storeTables } from './tables.mjs';
+import { fastPathTables, goGinSkips, resultTable, rssTable, serviceNotes, storeTables } from './tables.mjs';
 
 export function renderConsole(report, stores) {
   const tables = storeTables(report, stores);
@@ -17,6 +17,8 @@ export function renderConsole(report, stores) {
     textTable(...tables.large),
     '',
     textTable(...tables.startup),
+    '',
+    ...fastPathLines(report),
     ...Object.entries(report.stores)
       .filter(([, s]) => s.skipped)
       .map(([kind, s]) => `\n${storeLabel(kind)} skipped: ${s.skipped}`),
@@ -24,4 +26,18 @@ export function renderConsole(report, stores) {
     ...serviceNotes(report).map((note) => `note: ${note}`),
     '',
   ].join('\n');
+}
+
+/** What each speed path buys: the same tables as the page. */
+function fastPathLines(report) {
+  const fast = report.fastPaths;
+  if (!fast || fast.skipped) return [`What each speed path buys: not measured${fast?.skipped ? ` (${fast.skipped})` : ''}`];
+  const tables = fastPathTables(report);
+  return [
+    `What each speed path buys (per core; all on vs FAST_PATHS=-<path>, same rounds, median of ${fast.how.rounds}; took ${fast.seconds.total} s):`,
+    textTable(...tables.paths),
+    ...(tables.plain
+      ? ['', 'The plain service (FAST_PATHS=off) against all on:', textTable(...tables.plain), '', textTable(...tables.plainMemory)]
+      : []),
+  ];
 }
