@@ -4,6 +4,7 @@
 // and the entry point (src/main.ts) loads the room only when FAST_PATHS turns a path on. Nothing
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
+import type { FastifyServerOptions } from 'fastify';
 import type { RequestListener } from './http/node/server.js';
 
 /** The speed paths, by their names in the FAST_PATHS setting (docs/benchmarks.md says what each buys). */
@@ -31,12 +32,17 @@ export interface ListenerLayer {
   connectionAccepted?(): void;
 }
 
+/** Fastify's `schemaController.compilersFactory`: what makes the routes' validators and serializers. */
+export type SchemaCompilers = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+
 /** What the speed paths that are on hand the plain service. Every member is optional: missing is plain. */
 export interface FastPaths {
   /** Sizes V8's heap before the app is built; `watch()` once the service listens. */
   sizeHeap?(nodeFlags: string): { watch(): void };
   /** Stands between Node's HTTP server and Fastify's handler (answer-in-turns). */
   requestListener?(handler: RequestListener): ListenerLayer;
+  /** The routes' validators and serializers instead of Fastify's compiling them at startup (precompiled-schemas); undefined: Fastify's. */
+  schemaCompilers?(): SchemaCompilers | undefined;
 }
 
 /** The plain service: no speed path. */

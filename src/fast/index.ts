@@ -6,6 +6,7 @@
 import type { FastPathName, FastPaths } from '../seams.js';
 import { answerInTurns } from './answer-in-turns.js';
 import { sizeHeap } from './heap-sizing.js';
+import { precompiledCompilers } from './precompiled-schemas.js';
 
 /** The layers of the paths named in `names` (FAST_PATHS). */
 export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<FastPaths> {
@@ -13,5 +14,6 @@ export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<F
   return {
     sizeHeap: on('heap-sizing') ? sizeHeap : undefined,
     requestListener: on('answer-in-turns') ? (handler) => answerInTurns(handler) : undefined,
+    schemaCompilers: on('precompiled-schemas') ? () => precompiledCompilers() : undefined,
   };
 }
