@@ -4,7 +4,7 @@
 // and the entry point (src/main.ts) loads the room only when FAST_PATHS turns a path on. Nothing
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import type { RequestListener } from './http/node/server.js';
 
 /** The speed paths, by their names in the FAST_PATHS setting (docs/benchmarks.md says what each buys). */
@@ -43,6 +43,8 @@ export interface FastPaths {
   requestListener?(handler: RequestListener): ListenerLayer;
   /** The routes' validators and serializers instead of Fastify's compiling them at startup (precompiled-schemas); undefined: Fastify's. */
   schemaCompilers?(): SchemaCompilers | undefined;
+  /** Registered in place of src/plugins/external/openapi.ts: the OpenAPI document and /docs, as `openapiDocument` (lazy-api-reference). */
+  apiReference?: FastifyPluginAsync;
 }
 
 /** The plain service: no speed path. */

@@ -6,6 +6,7 @@
 import type { FastPathName, FastPaths } from '../seams.js';
 import { answerInTurns } from './answer-in-turns.js';
 import { sizeHeap } from './heap-sizing.js';
+import lazyApiReference from './lazy-api-reference.js';
 import { precompiledCompilers } from './precompiled-schemas.js';
 
 /** The layers of the paths named in `names` (FAST_PATHS). */
@@ -15,5 +16,6 @@ export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<F
     sizeHeap: on('heap-sizing') ? sizeHeap : undefined,
     requestListener: on('answer-in-turns') ? (handler) => answerInTurns(handler) : undefined,
     schemaCompilers: on('precompiled-schemas') ? () => precompiledCompilers() : undefined,
+    apiReference: on('lazy-api-reference') ? lazyApiReference : undefined,
   };
 }

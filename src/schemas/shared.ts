@@ -1,4 +1,4 @@
-// Every named schema, for app.addSchema (src/plugins/external/openapi.ts). The OpenAPI document
+// Every named schema, for app.addSchema (src/app.ts). The OpenAPI document
 // lists them under `components.schemas` in this order; a schema comes after those it refers to.
 import type { TSchema } from 'typebox';
 import {

@@ -1,9 +1,10 @@
 // What a process loads only when a request first needs it (docs/operations.md "Processes and
 // memory"): the OpenAPI document and the /docs page are made by @fastify/swagger and
-// @fastify/swagger-ui (src/plugins/external/api-reference.ts) the first time either is asked
-// for. A process serving only the API never loads them, nor their YAML library and static-file
-// server. Every module the process loads is recorded (test/helpers/service/loaded-modules.ts). Schema compilers are not loaded either:
-// every validator and serializer comes from the build (src/fast/precompiled-schemas.ts).
+// @fastify/swagger-ui (src/fast/lazy-api-reference.ts) the first time either is asked for. A
+// process serving only the API never loads them, nor their YAML library and static-file server.
+// Every module the process loads is recorded (test/helpers/service/loaded-modules.ts). Schema
+// compilers are not loaded either: every validator and serializer comes from the build
+// (src/fast/precompiled-schemas.ts). Each is a speed path; the plain service loads both at startup.
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,16 +72,18 @@ describe('loaded on first use', () => {
     return loaded;
   }
 
-  it('a process that serves the API, its health and its metrics never loads the API reference’s packages', async () => {
+  // Tests the speed path lazy-api-reference: skipped when FAST_PATHS turns it off (the plugins are then registered at startup).
+  it.runIf(fastPaths.has('lazy-api-reference'))('a process that serves the API, its health and its metrics never loads the API reference’s packages', async () => {
     expect(among(await servingApiOnly(), REFERENCE_PACKAGES)).toEqual([]);
   });
 
   // Tests the speed path precompiled-schemas: skipped when FAST_PATHS turns it off (Fastify then compiles at startup).
-  it.runIf(fastPaths.has('precompiled-schemas'))('...nor a schema compiler', async () => {
+  it.runIf(fastPaths.has('precompiled-schemas'))('nor a schema compiler: every validator and serializer comes from the build', async () => {
     expect(among(await servingApiOnly(), COMPILER_PACKAGES)).toEqual([]);
   });
 
-  it('the first GET /openapi.json or /docs loads them, and the answers are the reference’s', async () => {
+  // Tests the speed path lazy-api-reference: skipped when FAST_PATHS turns it off.
+  it.runIf(fastPaths.has('lazy-api-reference'))('the first GET /openapi.json or /docs loads them, and the answers are the reference’s', async () => {
     const loaded = await packagesLoadedServing(['/openapi.json', '/docs', '/docs/static/swagger-ui.css'], 'reference');
     expect(among(loaded, REFERENCE_PACKAGES)).toEqual(REFERENCE_PACKAGES);
   });
