@@ -3,12 +3,17 @@
 // files, no CDN), with the page's title, logo, icon and Content-Security-Policy. The plugin
 // that registers them is ./openapi.ts; a speed path that builds them elsewhere (src/fast/) uses
 // the same options. Only types are imported from the two packages: reading this loads neither.
+// And the list of the named schemas, which the app adds and the document lists.
 //
 // The document is generated from the same route schemas that validate and serialize (no
 // hand-written copy).
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
-import { BookIdParams, DocumentedBookHeaders, DocumentedBookIdParams } from '../../schemas/book.js';
+import type { TSchema } from 'typebox';
+import * as book from '../../schemas/book.js';
+import * as health from '../../schemas/health.js';
+import * as shared from '../../schemas/shared.js';
+import * as token from '../../schemas/token.js';
 import { VERSION } from '../../version.js';
 
 declare module 'fastify' {
@@ -17,6 +22,24 @@ declare module 'fastify' {
     openapiDocument(): Promise<unknown>;
   }
 }
+
+/**
+ * Every named schema, for app.addSchema (src/app.ts). The document lists them under
+ * `components.schemas` in this order; a schema comes after those it refers to.
+ */
+export const SHARED_SCHEMAS: readonly TSchema[] = [
+  book.Book, book.CreateBookBody, book.UpdateBookBody, token.LoginBody, token.TokenResult, health.HealthResult,
+  // Success envelopes.
+  token.TokenGeneratedResponse,
+  book.BookCreatedResponse, book.BookListResponse, book.BookRetrievedResponse, book.BookUpdatedResponse, book.BookDeletedResponse,
+  health.AliveResponse, health.ReadyResponse,
+  // Error envelopes, by status; the unions beside their members.
+  shared.InvalidLoginPayloadResponse, shared.InvalidInputResponse, shared.InvalidIdempotencyKeyResponse, book.BadBookWriteResponse,
+  shared.InvalidCredentialsResponse, shared.TokenRequiredResponse, shared.InvalidTokenResponse, shared.UnauthorizedResponse,
+  shared.BookNotFoundResponse, shared.IdempotencyKeyInProgressResponse, shared.PreconditionFailedResponse, shared.IdempotencyKeyReusedResponse,
+  shared.BodyTooLargeResponse, shared.TooManyRequestsResponse,
+  shared.InternalErrorResponse, shared.TokenSigningFailedResponse, token.TokenServerErrorResponse, shared.ServiceUnavailableResponse,
+];
 
 /** Where the reference page is served. */
 export const DOCS_PREFIX = '/docs';
@@ -100,8 +123,8 @@ export const DOCUMENT_OPTIONS: FastifyDynamicSwaggerOptions = {
   transform: ({ schema, url }) => {
     if (!schema) return { url, schema };
     const documented = { ...schema } as typeof schema & { operationId?: string; response?: Record<number, object> };
-    if (schema.params === BookIdParams) documented.params = DocumentedBookIdParams;
-    const headers = documented.operationId === undefined ? undefined : DocumentedBookHeaders[documented.operationId];
+    if (schema.params === book.BookIdParams) documented.params = book.DocumentedBookIdParams;
+    const headers = documented.operationId === undefined ? undefined : book.DocumentedBookHeaders[documented.operationId];
     if (headers?.request) documented.headers = headers.request;
     if (headers?.answers && documented.response) {
       const response = { ...documented.response };
