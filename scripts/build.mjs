@@ -107,5 +107,6 @@ if (changed > 0) {
 }
 
 // The routes' validators and serializers, generated now instead of compiled at every start
-// (src/schemas/precompiled.ts): the app built once from the sources, run by tsx.
+// (src/fast/precompiled-schemas.ts): the app built once from the sources, run by tsx, whatever
+// FAST_PATHS says (the built service decides at startup whether to use them).
 execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'precompile-schemas.ts')], { cwd: ROOT, stdio: 'inherit' });

@@ -5,7 +5,7 @@
 // outside src/fast/ and src/main.ts imports the room, so with FAST_PATHS=off the service is the
 // plain one and not one module of the room is loaded.
 import type { IncomingMessage } from 'node:http';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Registry } from 'prom-client';
 import type { BookListAnswers } from './http/book-list.js';
@@ -66,6 +66,9 @@ export interface JsonBodyParts {
 /** A Fastify content-type parser that reads the body from the request stream itself. */
 export type JsonBodyParser = (request: FastifyRequest, payload: IncomingMessage, done: BodyDone) => void;
 
+/** Fastify's `schemaController.compilersFactory`: what makes the routes' validators and serializers. */
+export type SchemaCompilers = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+
 /** What the speed paths that are on hand the plain service. Every member is optional: missing is plain. */
 export interface FastPaths {
   /** Sizes V8's heap before the app is built; `watch()` once the service listens. */
@@ -86,6 +89,11 @@ export interface FastPaths {
   shareQueries?(tracing: Tracing): StoreLayer;
   /** For each store opened: SQLite's writer and keyed creates, sharing one commit per batch (group-commit). */
   groupCommit?(): StoreLayer;
+
+  /** The routes' validators and serializers instead of Fastify's compiling them at startup (precompiled-schemas); undefined: Fastify's. */
+  schemaCompilers?(): SchemaCompilers | undefined;
+  /** Registered in place of src/plugins/external/openapi.ts: the OpenAPI document and /docs, as `openapiDocument` (lazy-api-reference). */
+  apiReference?: FastifyPluginAsync;
 }
 
 /** The plain service: no speed path. */

@@ -10,7 +10,9 @@ import { shareQueries } from './batched-queries/index.js';
 import { countedRequestMetrics } from './counted-metrics.js';
 import { groupCommit } from './group-commit.js';
 import { sizeHeap } from './heap-sizing.js';
+import lazyApiReference from './lazy-api-reference.js';
 import { oneReadBodyParser } from './one-read-body.js';
+import { precompiledCompilers } from './precompiled-schemas.js';
 import { SharedListAnswers } from './shared-lists.js';
 import { verifiedTokenCache } from './token-cache.js';
 
@@ -27,5 +29,7 @@ export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<F
     jsonBodyParser: on('one-read-body') ? oneReadBodyParser : undefined,
     shareQueries: on('batched-queries') ? (tracing) => ({ around: (store, driver) => shareQueries(store, driver, tracing) }) : undefined,
     groupCommit: on('group-commit') ? groupCommit : undefined,
+    schemaCompilers: on('precompiled-schemas') ? () => precompiledCompilers() : undefined,
+    apiReference: on('lazy-api-reference') ? lazyApiReference : undefined,
   };
 }

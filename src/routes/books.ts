@@ -12,7 +12,7 @@ import { etagOf, ifMatchVersions, noneMatchFails } from '../http/conditional-req
 import { Messages, envelope, envelopeJson, errorEnvelope } from '../http/envelope.js';
 import { idempotencyKeyOf, keyedRequest, sendAnswer } from '../http/idempotency.js';
 import { BookIdParams, BookResponses, CreateBookBody, UpdateBookBody, type UpdateBookBody as UpdateBody } from '../schemas/book.js';
-import { refTo } from '../schemas/common.js';
+import { refTo } from '../schemas/shared.js';
 import { KeyTakenOverError, type KeyedWrite, type StoredAnswer } from '../store/book-store.js';
 
 export { LIST_PAGE_SIZE } from '../http/book-list.js';

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import fp from 'fastify-plugin';
 import type { RetryAfter } from '../auth/login-limiter.js';
 import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
-import { refTo } from '../schemas/common.js';
+import { refTo } from '../schemas/shared.js';
 import { LoginBody, TokenResponses } from '../schemas/token.js';
 
 const tokenRoute: FastifyPluginAsyncTypebox = async (app) => {

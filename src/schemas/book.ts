@@ -16,7 +16,7 @@ import {
   UnauthorizedResponse,
   envelopeSchema,
   refTo,
-} from './common.js';
+} from './shared.js';
 
 /**
  * 1 to 500 characters, not only white space. NUL and lone UTF-16 surrogates are refused

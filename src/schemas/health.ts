@@ -1,7 +1,7 @@
 // GET /healthz and GET /readyz: the health result and their answers.
 import { Type } from 'typebox';
 import { Messages } from '../http/envelope.js';
-import { ServiceUnavailableResponse, envelopeSchema, refTo } from './common.js';
+import { ServiceUnavailableResponse, envelopeSchema, refTo } from './shared.js';
 
 export const HealthResult = Type.Object(
   { status: Type.Literal('ok') },

@@ -1,6 +1,6 @@
 // GET /metrics: Prometheus text, not an envelope; a failure while collecting is a 500 envelope.
 import { Type } from 'typebox';
-import { InternalErrorResponse, refTo } from './common.js';
+import { InternalErrorResponse, refTo } from './shared.js';
 
 export const MetricsResponses = {
   200: {

@@ -10,7 +10,7 @@ import {
   TooManyRequestsResponse,
   envelopeSchema,
   refTo,
-} from './common.js';
+} from './shared.js';
 
 export const LoginBody = Type.Object(
   {

@@ -30,6 +30,7 @@ async function sourcesLoaded(name: string, env: Record<string, string>): Promise
     expect(await service.stop('SIGTERM')).toBe(0);
   }
   return loadedModules(log).flatMap((file) => {
+    if (file.includes('/node_modules/')) return []; // packages have dist/ and src/ folders of their own
     if (!file.includes('/dist/') || !file.endsWith('.js')) return file.includes('/src/') ? [file.slice(file.lastIndexOf('/src/') + 1)] : [];
     const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
     return map.sources.flatMap((source) => /(?:^|\/)(src\/.+)$/.exec(source)?.[1] ?? []);

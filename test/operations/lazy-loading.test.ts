@@ -1,9 +1,10 @@
 // What a process loads only when a request first needs it (docs/operations.md "Processes and
 // memory"): the OpenAPI document and the /docs page are made by @fastify/swagger and
-// @fastify/swagger-ui (src/plugins/external/api-reference.ts) the first time either is asked
-// for. A process serving only the API never loads them, nor their YAML library and static-file
-// server. Every module the process loads is recorded (test/helpers/service/loaded-modules.ts). Schema compilers are not loaded either:
-// every validator and serializer comes from the build (src/schemas/precompiled.ts).
+// @fastify/swagger-ui (src/fast/lazy-api-reference.ts) the first time either is asked for. A
+// process serving only the API never loads them, nor their YAML library and static-file server.
+// Every module the process loads is recorded (test/helpers/service/loaded-modules.ts). Schema
+// compilers are not loaded either: every validator and serializer comes from the build
+// (src/fast/precompiled-schemas.ts). Each is a speed path; the plain service loads both at startup.
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { TEST_PASSWORD, TEST_USERNAME } from '../helpers/client/test-account.js'
 import { freePort } from '../helpers/infra/free-port.js';
 import { loadedModules, loadedModulesEnv } from '../helpers/service/loaded-modules.js';
 import { spawnMain, waitUntilAnswering } from '../helpers/service/main-process.js';
+import { fastPaths } from '../helpers/node-http.js';
 
 const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
 const REFERENCE_PACKAGES = ['@fastify/swagger/', '@fastify/swagger-ui/', '@fastify/static/', 'yaml/'];
@@ -62,14 +64,26 @@ function among(loaded: string[], names: string[]): string[] {
 }
 
 describe('loaded on first use', () => {
-  it('a process that serves the API, its health and its metrics never loads the API reference’s packages, nor a schema compiler', async () => {
-    const loaded = await packagesLoadedServing(['/healthz', '/readyz', '/metrics', '/books'], 'api-only');
+  let apiOnly: Promise<string[]> | undefined;
+  /** What a process that serves the API, its health and its metrics loaded (one process for the tests below). */
+  async function servingApiOnly(): Promise<string[]> {
+    const loaded = await (apiOnly ??= packagesLoadedServing(['/healthz', '/readyz', '/metrics', '/books'], 'api-only'));
     expect(loaded.length).toBeGreaterThan(0); // the recorder works: better-sqlite3, pino, …
-    expect(among(loaded, REFERENCE_PACKAGES)).toEqual([]);
-    expect(among(loaded, COMPILER_PACKAGES)).toEqual([]);
+    return loaded;
+  }
+
+  // Tests the speed path lazy-api-reference: skipped when FAST_PATHS turns it off (the plugins are then registered at startup).
+  it.runIf(fastPaths.has('lazy-api-reference'))('a process that serves the API, its health and its metrics never loads the API reference’s packages', async () => {
+    expect(among(await servingApiOnly(), REFERENCE_PACKAGES)).toEqual([]);
   });
 
-  it('the first GET /openapi.json or /docs loads them, and the answers are the reference’s', async () => {
+  // Tests the speed path precompiled-schemas: skipped when FAST_PATHS turns it off (Fastify then compiles at startup).
+  it.runIf(fastPaths.has('precompiled-schemas'))('nor a schema compiler: every validator and serializer comes from the build', async () => {
+    expect(among(await servingApiOnly(), COMPILER_PACKAGES)).toEqual([]);
+  });
+
+  // Tests the speed path lazy-api-reference: skipped when FAST_PATHS turns it off.
+  it.runIf(fastPaths.has('lazy-api-reference'))('the first GET /openapi.json or /docs loads them, and the answers are the reference’s', async () => {
     const loaded = await packagesLoadedServing(['/openapi.json', '/docs', '/docs/static/swagger-ui.css'], 'reference');
     expect(among(loaded, REFERENCE_PACKAGES)).toEqual(REFERENCE_PACKAGES);
   });

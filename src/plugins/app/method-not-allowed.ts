@@ -33,11 +33,13 @@ export const routeTable = fp(
 
 export const methodNotAllowed = fp(
   async function methodNotAllowed(app) {
-    for (const [path, allowed] of [...app.routeTable]) {
-      const allowHeader = METHODS.filter((method) => allowed.has(method)).join(', ');
-      // hasRoute also catches what onRoute saw under another spelling (plugin prefixes).
-      const others = METHODS.filter((method) => !allowed.has(method) && !app.hasRoute({ method, url: path }));
+    for (const [path, noted] of [...app.routeTable]) {
+      // hasRoute also catches what onRoute saw under another spelling (plugin prefixes: the GET
+      // of `/docs/` is noted as `/docs`, its HEAD as `/docs/`).
+      const allowed = METHODS.filter((method) => noted.has(method) || app.hasRoute({ method, url: path }));
+      const others = METHODS.filter((method) => !allowed.includes(method));
       if (others.length === 0) continue;
+      const allowHeader = allowed.join(', ');
       app.route({
         method: others,
         url: path,

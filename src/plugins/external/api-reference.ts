@@ -1,20 +1,48 @@
-// The OpenAPI 3.1 document (@fastify/swagger) and the interactive reference page at /docs
-// (@fastify/swagger-ui, served from the package's own files, no CDN), made by a Fastify instance
-// of their own, built the first time either is asked for (src/plugins/external/openapi.ts):
-// the two plugins, their YAML library and their static-file server are about a sixth of the
-// service's startup and a few MiB of its memory, and most processes never serve /docs.
+// What the API reference is made of: the options of @fastify/swagger (the OpenAPI 3.1 document)
+// and of @fastify/swagger-ui (the interactive page at /docs, served from the package's own
+// files, no CDN), with the page's title, logo, icon and Content-Security-Policy. The plugin
+// that registers them is ./openapi.ts; a speed path that builds them elsewhere (src/fast/) uses
+// the same options. Only types are imported from the two packages: reading this loads neither.
+// And the list of the named schemas, which the app adds and the document lists.
 //
 // The document is generated from the same route schemas that validate and serialize (no
-// hand-written copy): the service's routes are registered here again, as they were registered
-// in the service, with a handler that is never called.
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
-import { Messages, errorEnvelope } from '../../http/envelope.js';
-import { handleError } from '../../http/errors.js';
-import { BookIdParams, DocumentedBookHeaders, DocumentedBookIdParams } from '../../schemas/book.js';
-import { SHARED_SCHEMAS } from '../../schemas/shared.js';
+// hand-written copy).
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
+import type { TSchema } from 'typebox';
+import * as book from '../../schemas/book.js';
+import * as health from '../../schemas/health.js';
+import * as shared from '../../schemas/shared.js';
+import * as token from '../../schemas/token.js';
 import { VERSION } from '../../version.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The OpenAPI document of every route registered after the openapi plugin (GET /openapi.json). */
+    openapiDocument(): Promise<unknown>;
+  }
+}
+
+/**
+ * Every named schema, for app.addSchema (src/app.ts). The document lists them under
+ * `components.schemas` in this order; a schema comes after those it refers to.
+ */
+export const SHARED_SCHEMAS: readonly TSchema[] = [
+  book.Book, book.CreateBookBody, book.UpdateBookBody, token.LoginBody, token.TokenResult, health.HealthResult,
+  // Success envelopes.
+  token.TokenGeneratedResponse,
+  book.BookCreatedResponse, book.BookListResponse, book.BookRetrievedResponse, book.BookUpdatedResponse, book.BookDeletedResponse,
+  health.AliveResponse, health.ReadyResponse,
+  // Error envelopes, by status; the unions beside their members.
+  shared.InvalidLoginPayloadResponse, shared.InvalidInputResponse, shared.InvalidIdempotencyKeyResponse, book.BadBookWriteResponse,
+  shared.InvalidCredentialsResponse, shared.TokenRequiredResponse, shared.InvalidTokenResponse, shared.UnauthorizedResponse,
+  shared.BookNotFoundResponse, shared.IdempotencyKeyInProgressResponse, shared.PreconditionFailedResponse, shared.IdempotencyKeyReusedResponse,
+  shared.BodyTooLargeResponse, shared.TooManyRequestsResponse,
+  shared.InternalErrorResponse, shared.TokenSigningFailedResponse, token.TokenServerErrorResponse, shared.ServiceUnavailableResponse,
+];
+
+/** Where the reference page is served. */
+export const DOCS_PREFIX = '/docs';
 
 /** The reference page's title (the browser tab and the top bar). */
 export const DOCS_TITLE = 'Book collection service API';
@@ -47,102 +75,79 @@ const FAVICON_SVG =
   '<path d="M6 10h11a5 5 0 0 1 5 5v19a4 4 0 0 0-4-4H6zM38 10H27a5 5 0 0 0-5 5v19a4 4 0 0 1 4-4h12z" fill="#fff"/>' +
   '</svg>';
 
-/** What the service's routes become here: only what the document is made of. */
-function documentedRoute(route: RouteOptions): RouteOptions {
-  return { method: route.method, url: route.url, schema: route.schema, config: route.config, handler: neverCalled };
-}
-
-function neverCalled(): never {
-  throw new Error('the API reference app only describes the routes; the service serves them');
-}
-
 /**
- * The document and the page for `routes` (every route the service registered after the
- * openapi plugin, HEAD routes included) under `prefix`. The named schemas (src/schemas/shared.ts)
- * are listed under `components.schemas` by their `$id`.
+ * @fastify/swagger's options: the document's header, and each route's schema as documented.
+ * The named schemas (the app's shared schemas, added before it) are listed under
+ * `components.schemas` by their `$id`.
  */
-export async function buildApiReference(routes: readonly RouteOptions[], prefix: string): Promise<FastifyInstance> {
-  // The HEAD routes are among `routes`, as the service registered them; none made twice.
-  const app = Fastify({ logger: false, exposeHeadRoutes: false });
-  // Nothing is validated or serialized here: no schema is compiled.
-  app.setValidatorCompiler(() => () => true);
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  // Failures answered as the service answers them (a path the static files refuse: 403 envelope).
-  app.setErrorHandler(handleError);
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorEnvelope(404, Messages.routeNotFound)));
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Book collection service',
-        version: VERSION,
-        description:
-          'Stores book records and protects them with signed, time-limited tokens. Every response, ' +
-          'success or failure, is the envelope `{status, message, data}` with the HTTP status equal to `status`. ' +
-          'Obtain a token from `POST /token` and send it in the `Authorization` header.',
-      },
-      tags: [
-        { name: 'token', description: 'Authentication' },
-        { name: 'books', description: 'The book collection (token required)' },
-        { name: 'operations', description: 'Health, readiness and metrics' },
-      ],
-      components: {
-        securitySchemes: {
-          token: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'Authorization',
-            description: 'The token from POST /token, raw or as `Bearer <token>`.',
-          },
+export const DOCUMENT_OPTIONS: FastifyDynamicSwaggerOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'Book collection service',
+      version: VERSION,
+      description:
+        'Stores book records and protects them with signed, time-limited tokens. Every response, ' +
+        'success or failure, is the envelope `{status, message, data}` with the HTTP status equal to `status`. ' +
+        'Obtain a token from `POST /token` and send it in the `Authorization` header.',
+    },
+    tags: [
+      { name: 'token', description: 'Authentication' },
+      { name: 'books', description: 'The book collection (token required)' },
+      { name: 'operations', description: 'Health, readiness and metrics' },
+    ],
+    components: {
+      securitySchemes: {
+        token: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'The token from POST /token, raw or as `Bearer <token>`.',
         },
       },
     },
-    // Components named by their `$id` (`Book`, not the plugin's `def-0`).
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),
-    },
-    // OpenAPI 3.1 has `const`: keep it (status and message are constants of each envelope).
-    convertConstToEnum: false,
-    // The `:id` path parameter is validated as a plain string, because parseBookId must see
-    // whatever the client sent and answer an invalid id with the same 404 as a missing book
-    // (Ajv runs without type coercion: an integer schema would turn `abc` into a 400). The
-    // document shows what a valid id is instead, an int64 from 1 up: only the schema handed
-    // to the document changes, never the one the route validates with.
-    // The book operations' headers (Idempotency-Key, If-Match, If-None-Match, ETag,
-    // Idempotent-Replayed) are read by the routes themselves; the document lists them.
-    transform: ({ schema, url }) => {
-      if (!schema) return { url, schema };
-      const documented = { ...schema } as typeof schema & { operationId?: string; response?: Record<number, object> };
-      if (schema.params === BookIdParams) documented.params = DocumentedBookIdParams;
-      const headers = documented.operationId === undefined ? undefined : DocumentedBookHeaders[documented.operationId];
-      if (headers?.request) documented.headers = headers.request;
-      if (headers?.answers && documented.response) {
-        const response = { ...documented.response };
-        for (const [status, answerHeaders] of Object.entries(headers.answers)) {
-          response[Number(status)] = { ...response[Number(status)], headers: answerHeaders };
-        }
-        documented.response = response;
+  },
+  // Components named by their `$id` (`Book`, not the plugin's `def-0`).
+  refResolver: {
+    buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),
+  },
+  // OpenAPI 3.1 has `const`: keep it (status and message are constants of each envelope).
+  convertConstToEnum: false,
+  // The `:id` path parameter is validated as a plain string, because parseBookId must see
+  // whatever the client sent and answer an invalid id with the same 404 as a missing book
+  // (Ajv runs without type coercion: an integer schema would turn `abc` into a 400). The
+  // document shows what a valid id is instead, an int64 from 1 up: only the schema handed
+  // to the document changes, never the one the route validates with.
+  // The book operations' headers (Idempotency-Key, If-Match, If-None-Match, ETag,
+  // Idempotent-Replayed) are read by the routes themselves; the document lists them.
+  transform: ({ schema, url }) => {
+    if (!schema) return { url, schema };
+    const documented = { ...schema } as typeof schema & { operationId?: string; response?: Record<number, object> };
+    if (schema.params === book.BookIdParams) documented.params = book.DocumentedBookIdParams;
+    const headers = documented.operationId === undefined ? undefined : book.DocumentedBookHeaders[documented.operationId];
+    if (headers?.request) documented.headers = headers.request;
+    if (headers?.answers && documented.response) {
+      const response = { ...documented.response };
+      for (const [status, answerHeaders] of Object.entries(headers.answers)) {
+        response[Number(status)] = { ...response[Number(status)], headers: answerHeaders };
       }
-      return { url, schema: documented };
-    },
-  });
+      documented.response = response;
+    }
+    return { url, schema: documented };
+  },
+};
 
-  await app.register(swaggerUi, {
-    routePrefix: prefix,
-    staticCSP: true,
-    // The plugin's default policy adds `upgrade-insecure-requests`, which breaks the page over
-    // plain HTTP on any host but localhost, and allows any https: style source. Ours: self only.
-    transformStaticCSP: () => DOCS_CSP,
-    uiConfig: { deepLinking: false, persistAuthorization: false, tryItOutEnabled: true },
-    logo: { type: 'image/svg+xml', content: DOCS_LOGO_SVG },
-    theme: {
-      title: DOCS_TITLE,
-      favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON_SVG }],
-    },
-  });
-  for (const route of routes) app.route(documentedRoute(route));
-  await app.ready();
-  return app;
-}
+/** @fastify/swagger-ui's options: the page under DOCS_PREFIX, with the service's title, logo, icon and policy. */
+export const PAGE_OPTIONS: FastifySwaggerUiOptions = {
+  routePrefix: DOCS_PREFIX,
+  staticCSP: true,
+  // The plugin's default policy adds `upgrade-insecure-requests`, which breaks the page over
+  // plain HTTP on any host but localhost, and allows any https: style source. Ours: self only.
+  transformStaticCSP: () => DOCS_CSP,
+  uiConfig: { deepLinking: false, persistAuthorization: false, tryItOutEnabled: true },
+  logo: { type: 'image/svg+xml', content: DOCS_LOGO_SVG },
+  theme: {
+    title: DOCS_TITLE,
+    favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON_SVG }],
+  },
+};
