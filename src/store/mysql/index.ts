@@ -59,7 +59,6 @@ export const mysql: DatabaseModule<MysqlTarget> = {
       db,
       booksTable: BOOKS_TABLE,
       nowMs: NOW_MS,
-      openForMigrations: (migrationOptions) => mysql.open(target, migrationOptions),
       ...byId(run, run),
       insertBook: (fields) => writesIn(run).insertBook(fields),
       updateBook: (id, changes, ifVersion) => transaction((tx) => tx.updateBook(id, changes, ifVersion)),
@@ -81,6 +80,7 @@ export const mysql: DatabaseModule<MysqlTarget> = {
       databaseSystem: () => (mariaDbInUse() ? 'mariadb' : 'mysql'),
       serverVersion: versionInUse,
       classifyError: classifyMysqlError,
+      openForMigrations: (migrationOptions) => mysql.open(target, migrationOptions),
       close: () => db.destroy(),
     };
   },
