@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyPluginAsync, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Registry } from 'prom-client';
+import type { VerifiedTokens } from './auth/tokens.js';
 import type { BookListAnswers } from './http/book-list.js';
 import type { ListenerLayer, RequestListener } from './http/node/listener.js';
 import type { BookStore } from './store/book-store.js';
@@ -40,14 +41,6 @@ export interface RequestMetricsHelp {
 /** Counts finished requests into `http_requests_total` and `http_request_duration_seconds`. */
 export interface RequestRecorder {
   record(method: string, route: string, status: number, seconds: number): void;
-}
-
-/** Tokens that passed verification, remembered until their `exp`. */
-export interface VerifiedTokens {
-  /** true: verified and not expired; false: verified but expired now; undefined: not known. */
-  lookup(token: string): boolean | undefined;
-  /** `token` passed verification and is valid up to `expiresAtMs` (its `exp`, in ms). */
-  remember(token: string, expiresAtMs: number): void;
 }
 
 /** Fastify's callback for a request body: the parsed value, or the error to answer. */

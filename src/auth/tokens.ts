@@ -2,7 +2,6 @@
 // constant-time check of the built-in credentials.
 import { hash, timingSafeEqual } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
-import type { VerifiedTokens } from '../seams.js';
 
 const TOKEN_LIFETIME_SECONDS = 15 * 60;
 
@@ -17,6 +16,14 @@ export interface TokenService {
 }
 
 /** `verified`: tokens that passed, remembered by a speed path (FastPaths.verifiedTokens); without it every token is verified. */
+/** Tokens that passed verification, remembered until their `exp` (the speed path token-cache, src/seams.ts). */
+export interface VerifiedTokens {
+  /** true: verified and not expired; false: verified but expired now; undefined: not known. */
+  lookup(token: string): boolean | undefined;
+  /** `token` passed verification and is valid up to `expiresAtMs` (its `exp`, in ms). */
+  remember(token: string, expiresAtMs: number): void;
+}
+
 export function createTokenService(secret: string, verified?: VerifiedTokens): TokenService {
   const sign = createSigner({
     key: secret,

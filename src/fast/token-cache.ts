@@ -10,7 +10,7 @@
 // Safe by construction: keyed by the whole token text (no digest, so two tokens can never share
 // an entry), each until its `exp` with fast-jwt's own boundary, bounded (the oldest entry goes
 // first), and only successes are kept, so garbage tokens cannot crowd out good ones.
-import type { VerifiedTokens } from '../seams.js';
+import type { VerifiedTokens } from '../auth/tokens.js';
 
 /** Verified tokens remembered at once; the oldest is forgotten first. */
 export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
