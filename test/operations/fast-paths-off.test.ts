@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { login } from '../helpers/client/api-client.js';
-import { loadedModules, loadedModulesEnv } from '../helpers/service/loaded-modules.js';
-import { killAllChildServices, startService } from '../helpers/service/start-service.js';
+import { filesLoadedByService } from '../helpers/service/loaded-modules.js';
+import { killAllChildServices } from '../helpers/service/start-service.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'books-fast-paths-off-'));
 afterAll(async () => {
@@ -17,19 +17,15 @@ afterAll(async () => {
 
 /** The source files (src/…) behind the files the built service loaded to start and answer a few requests. */
 async function sourcesLoaded(name: string, env: Record<string, string>): Promise<string[]> {
-  const log = join(dir, `${name}.log`);
-  const service = await startService({ childProcess: true, dbUrl: `sqlite:${join(dir, `${name}.db`)}`, env: { ...env, ...loadedModulesEnv(log) } });
-  try {
-    const token = await login(service.baseUrl);
+  const files = await filesLoadedByService(dir, name, env, async (baseUrl) => {
+    const token = await login(baseUrl);
     const headers = { authorization: token, 'content-type': 'application/json' };
-    const created = await fetch(`${service.baseUrl}/book`, { method: 'POST', headers, body: JSON.stringify({ title: 'T', author: 'A', year: 2000 }) });
+    const created = await fetch(`${baseUrl}/book`, { method: 'POST', headers, body: JSON.stringify({ title: 'T', author: 'A', year: 2000 }) });
     expect(created.status).toBe(201);
-    expect((await fetch(`${service.baseUrl}/books`, { headers })).status).toBe(200);
-    expect((await fetch(`${service.baseUrl}/metrics`)).status).toBe(200);
-  } finally {
-    expect(await service.stop('SIGTERM')).toBe(0);
-  }
-  return loadedModules(log).flatMap((file) => {
+    expect((await fetch(`${baseUrl}/books`, { headers })).status).toBe(200);
+    expect((await fetch(`${baseUrl}/metrics`)).status).toBe(200);
+  });
+  return files.flatMap((file) => {
     if (file.includes('/node_modules/')) return []; // packages have dist/ and src/ folders of their own
     if (!file.includes('/dist/') || !file.endsWith('.js')) return file.includes('/src/') ? [file.slice(file.lastIndexOf('/src/') + 1)] : [];
     const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };

@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadedModules, loadedModulesEnv } from '../helpers/service/loaded-modules.js';
-import { killAllChildServices, startService } from '../helpers/service/start-service.js';
+import { filesLoadedByService } from '../helpers/service/loaded-modules.js';
+import { killAllChildServices } from '../helpers/service/start-service.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'books-tracing-off-'));
 afterAll(async () => {
@@ -17,19 +17,10 @@ afterAll(async () => {
 });
 
 /** The files the built service loaded to start and answer a request, with `env` on top of the test settings. */
-async function filesLoaded(name: string, env: Record<string, string>): Promise<string[]> {
-  const log = join(dir, `${name}.log`);
-  const service = await startService({
-    childProcess: true,
-    dbUrl: `sqlite:${join(dir, `${name}.db`)}`,
-    env: { ...env, ...loadedModulesEnv(log) },
+function filesLoaded(name: string, env: Record<string, string>): Promise<string[]> {
+  return filesLoadedByService(dir, name, env, async (baseUrl) => {
+    expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
   });
-  try {
-    expect((await fetch(`${service.baseUrl}/healthz`)).status).toBe(200);
-  } finally {
-    expect(await service.stop('SIGTERM')).toBe(0);
-  }
-  return loadedModules(log);
 }
 
 /** The files among `files` that are OpenTelemetry's package files, or hold bundled OpenTelemetry code. */

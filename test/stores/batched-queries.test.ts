@@ -68,6 +68,7 @@ describe.skipIf(!fastPaths.has('batched-queries'))('which MySQL servers insert s
 // The batching itself, on the repository over a real database: how many queries the reads took.
 forEachStore((kind) => {
   const acrossNetwork = kind !== 'sqlite';
+  // Tests the speed path batched-queries: skipped when FAST_PATHS turns it off (each read is then its own query).
   describe.skipIf(!fastPaths.has('batched-queries'))('the repository batches the reads of one turn', () => {
     let testStore: TestStore;
     let driver: BookStoreDriver;

@@ -79,6 +79,7 @@ forEachStore((kind) => {
     // because a turn's requests are answered together; without it each request is answered
     // inside its own read callback. Skipped when FAST_PATHS turns either off.
     const sharing = fastPaths.has('shared-lists') && fastPaths.has('answer-in-turns');
+    // Skipped without shared-lists or answer-in-turns (see above): then each request serializes its own.
     it.runIf(sharing)(`${TOGETHER} requests at once, a short list: serialized once, the same bytes for each`, async () => {
       const token = await service.client.token();
       for (let i = 0; i < 5; i += 1) await service.client.createBook(token, { title: `Shared ${i}`, author: 'A', year: i });

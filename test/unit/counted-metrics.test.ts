@@ -7,6 +7,7 @@ import { countedRequestMetrics } from '../../src/fast/counted-metrics.js';
 import { DURATION_BUCKETS, REQUEST_METRICS_HELP, promClientRequestMetrics } from '../../src/plugins/app/metrics.js';
 import { fastPaths } from '../helpers/node-http.js';
 
+// Tests the speed path itself: skipped when FAST_PATHS turns counted-metrics off.
 describe.skipIf(!fastPaths.has('counted-metrics'))('counted request metrics', () => {
   it('write the exposition prom-client writes for the same requests', async () => {
     const plain = new Registry();
