@@ -33,10 +33,14 @@ async function migrationLockHeld(kind: StoreKind, url: string): Promise<boolean>
       await client.end();
     }
   }
+  // MySQL's named locks are server-wide, and other test files migrate stores of their own on
+  // the same server at the same time: only a holder connected to this store's database counts.
   const connection = await createConnection({ uri: url });
   try {
-    const [rows] = await connection.query(`select is_used_lock('${MYSQL_MIGRATION_LOCK}') as holder`);
-    return (rows as { holder: number | null }[])[0]?.holder !== null;
+    const [rows] = await connection.query(
+      `select count(*) as held from information_schema.processlist where id = is_used_lock('${MYSQL_MIGRATION_LOCK}') and db = database()`,
+    );
+    return Number((rows as { held: number | string }[])[0]?.held) > 0;
   } finally {
     await connection.end();
   }
