@@ -3,6 +3,7 @@
 import { Buffer } from 'node:buffer';
 import http from 'node:http';
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { CREDENTIALS_BODY } from './settings.mjs';
 
 export function freePort() {
@@ -17,8 +18,12 @@ export function freePort() {
   });
 }
 
-/** One HTTP request; resolves with status, headers and parsed JSON body (or raw text). */
-export function request(port, method, path, { token, body, headers: extraHeaders, agent = false, timeoutMs = 60_000 } = {}) {
+/**
+ * One HTTP request; resolves with status, headers, the body's text, its parsed JSON (unless
+ * `parse` is false: a million books take the bench a second to parse) and `endedAt`, when its
+ * last byte arrived (performance.now()).
+ */
+export function request(port, method, path, { token, body, headers: extraHeaders, agent = false, timeoutMs = 60_000, parse = true } = {}) {
   return new Promise((resolvePromise, reject) => {
     const headers = { ...extraHeaders };
     if (token) headers.authorization = token;
@@ -30,14 +35,15 @@ export function request(port, method, path, { token, body, headers: extraHeaders
       const chunks = [];
       res.on('data', (chunk) => chunks.push(chunk));
       res.on('end', () => {
+        const endedAt = performance.now();
         const text = Buffer.concat(chunks).toString('utf8');
         let json;
         try {
-          json = JSON.parse(text);
+          json = parse ? JSON.parse(text) : undefined;
         } catch {
           json = undefined;
         }
-        resolvePromise({ status: res.statusCode, headers: res.headers, json, text });
+        resolvePromise({ status: res.statusCode, headers: res.headers, json, text, endedAt });
       });
       res.on('error', reject);
     });

@@ -1,6 +1,7 @@
 // GET /books at LARGE_BOOKS books: each store (and the Go/Gin reference's own store beside it)
 // filled directly while no server runs on it, then a fresh service process, and after it a fresh
-// Go/Gin process, timed one request at a time and under load, and the peak RSS of each.
+// Go/Gin process, timed one request at a time and under load, and the peak RSS of each. The
+// library-scale phase measures the same way at its largest size (measureServer).
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import { stopChild } from './children.mjs';
@@ -29,11 +30,12 @@ export async function measureLargeList(stores, goGin, workDir, tool, settings) {
     const go = goGin.built && store.goGin;
     await fill(store);
     if (go) await fill(go.store);
+    const shape = { books: LARGE_BOOKS, samples: SEQUENTIAL_SAMPLES, timeoutS: LARGE_LIST_TIMEOUT_S };
     const service = await startService(store, workDir, mode.workers, mode.serverCpu);
-    store.largeList = await measureServer(store.label, service, tool, settings, mode);
+    store.largeList = await measureServer(store.label, service, tool, settings, mode, shape);
     if (go) {
       const child = await spawnGoGin(goGin.built, go, workDir, mode.serverCpu);
-      const reference = await measureServer(go.label, child, tool, settings, mode);
+      const reference = await measureServer(go.label, child, tool, settings, mode, shape);
       Object.assign(store.largeList, {
         goGin: reference,
         ratioToGoGin: reference.rps ? store.largeList.rps / reference.rps : null,
@@ -43,36 +45,41 @@ export async function measureLargeList(stores, goGin, workDir, tool, settings) {
   }
 }
 
-/** One fresh server process ({ child, port }): the sequential requests, the rounds, its peak RSS; stopped after. */
-async function measureServer(label, { child, port }, tool, settings, mode) {
+/**
+ * One fresh server process ({ child, port }) listing `books` books: `samples` requests one at a
+ * time (each timed to its last byte; the first one's books counted), the rounds (`connections`
+ * clients, CONNECTIONS unless given; wrk's timeout `timeoutS`), its peak RSS; stopped after.
+ */
+export async function measureServer(label, { child, port }, tool, settings, mode, { books, samples, timeoutS, connections }) {
   let token = await getToken(port);
   const sequential = [];
   let responseBytes;
-  for (let i = 0; i < SEQUENTIAL_SAMPLES; i += 1) {
+  for (let i = 0; i < samples; i += 1) {
     const t0 = performance.now();
-    const response = await request(port, 'GET', '/books', { token });
-    sequential.push(performance.now() - t0);
-    if (response.status !== 200 || response.json?.data?.length !== LARGE_BOOKS) {
-      throw new Error(`${label}: GET /books answered ${response.status} with ${response.json?.data?.length} books`);
+    const response = await request(port, 'GET', '/books', { token, parse: i === 0, timeoutMs: timeoutS * 1000 });
+    sequential.push(response.endedAt - t0);
+    if (response.status !== 200 || (i === 0 && response.json?.data?.length !== books)) {
+      throw new Error(`${label}: GET /books answered ${response.status} with ${response.json?.data?.length} books, expected ${books}`);
     }
     if (i === 0) responseBytes = Buffer.byteLength(response.text);
+    else if (Buffer.byteLength(response.text) !== responseBytes) throw new Error(`${label}: GET /books answered ${Buffer.byteLength(response.text)} bytes, then ${responseBytes}`);
   }
   const rounds = [];
   const warmups = [];
   for (let round = 1; round <= settings.rounds; round += 1) {
     token = await getToken(port);
-    const options = { port, path: '/books', token, timeoutS: LARGE_LIST_TIMEOUT_S, cpu: mode.loadCpu };
+    const options = { port, path: '/books', token, timeoutS, cpu: mode.loadCpu, connections };
     if (settings.warmupS > 0) warmups.push(await runLoad(tool, { ...options, duration: settings.warmupS }));
     const result = await runLoad(tool, { ...options, duration: settings.durationS });
     rounds.push(result);
-    log(`bench: round ${round}/${settings.rounds} GET /books (${LARGE_BOOKS.toLocaleString('en-US')} books) [${label}]: ${fmtRun(result)}`);
+    log(`bench: round ${round}/${settings.rounds} GET /books (${books.toLocaleString('en-US')} books) [${label}]: ${fmtRun(result)}`);
   }
   const peak = readPeakRss(child.pid);
   await stopChild(child);
   return {
-    books: LARGE_BOOKS,
+    books,
     responseBytes,
-    sequential: { samples: SEQUENTIAL_SAMPLES, medianMs: median(sequential), maxMs: Math.max(...sequential) },
+    sequential: { samples, medianMs: median(sequential), maxMs: Math.max(...sequential) },
     ...summarise(rounds, warmups),
     peakRssMiB: round1(peak.peakRssMiB),
     peakRssProcesses: peak.processes,

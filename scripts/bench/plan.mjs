@@ -2,7 +2,8 @@
 // then per half (BENCH_MODES: per core, pinned; whole machine) the services (seeded the first
 // time), the Go/Gin reference and the baseline started, the rounds and the peak RSS of each;
 // Go/Gin's startup times (its stores exist by then); GET /books at 10,000 books on the service
-// and Go/Gin (pinned like the first half), the logs summed up. "What each speed path buys"
+// and Go/Gin (pinned like the first half); library scale (library-scale.mjs: stores of its own,
+// grown to each of BENCH_LIBRARY_SIZES); the logs summed up. "What each speed path buys"
 // (fast-paths.mjs) runs within the per-core half: its services beside the half's, in the same
 // rounds, and its startups once the half's servers are stopped. Returns what the report is made from.
 import { randomBytes } from 'node:crypto';
@@ -17,6 +18,7 @@ import { checkConnections, measureFastPathStartups, planFastPaths, startFastPath
 import { prepareGoGin, startGoGins } from './go-gin.mjs';
 import { honoursIdempotencyKeys } from './idempotency.mjs';
 import { measureLargeList } from './large-list.mjs';
+import { measureLibraryScale } from './library-scale.mjs';
 import { log } from './log.mjs';
 import { describeMachine } from './machine.mjs';
 import { readPeakRss } from './peak-rss.mjs';
@@ -29,7 +31,7 @@ import { measureGoGinStartup, measureStartup } from './startup.mjs';
 import { openStores } from './stores.mjs';
 import { chooseTool } from './wrk.mjs';
 
-/** Runs the whole benchmark; returns { started, machine, tool, stores, skipped, goGin, scenarios }. */
+/** Runs the whole benchmark; returns { started, machine, tool, stores, skipped, goGin, modes, fastPaths, libraryScale }. */
 export async function runPlan(settings) {
   if (!existsSync(MAIN_JS)) throw new UsageError(`${relative(process.cwd(), MAIN_JS)} is missing: run \`npm run bench\` (it builds first)`);
   const wanted = wantedStores();
@@ -76,6 +78,7 @@ export async function runPlan(settings) {
 
   await measureGoGinStartup(stores, goGin, workDir);
   await measureLargeList(stores, goGin, workDir, tool, settings);
+  const libraryScale = await measureLibraryScale(stores, goGin, { tempDir, workDir, tool, settings });
 
   for (const store of stores) {
     store.logSummary = await summariseLog(store.logFile, keepFullLogs());
@@ -90,7 +93,7 @@ export async function runPlan(settings) {
         `(${fastPaths.started} service starts; ${Math.round(variantS)} s of load in the per-core rounds, ${Math.round(fastPaths.seconds.startups)} s of startups)`,
     );
   }
-  return { started, machine, tool, stores, skipped, goGin, modes, fastPaths };
+  return { started, machine, tool, stores, skipped, goGin, modes, fastPaths, libraryScale };
 }
 
 /**

@@ -27,6 +27,12 @@
 //                       run's first store only, the others on SQLite and PostgreSQL (batched-
 //                       queries on PostgreSQL), to keep the phase short; all = each on every
 //                       store of the run where it acts
+//   BENCH_LIBRARY_SIZES library scale (scripts/bench/library-scale.mjs): GET /books with limit,
+//                       sort, q and cursor on a fresh store of each kind grown by bulk SQL to each
+//                       of these sizes in turn, and GET /books without parameters at the largest
+//                       one against Go/Gin. Default 10000,100000,1000000 (sizes ascending, each
+//                       at least 1000); 0 = skip the phase
+//   BENCH_LIBRARY_ROUNDS  rounds at each size of that phase (default 1; each run after the warm-up)
 //   BENCH_TOOL          wrk (default) or autocannon (fallback, used when wrk is missing)
 //   BENCH_GO            Go/Gin reference: unset = when it can be built, 0 = off,
 //                       1 = required (a failure to build or start it is fatal)
@@ -58,6 +64,18 @@ export const STARTUP_SAMPLES = 5;
 export const SEQUENTIAL_SAMPLES = 20;
 /** wrk's default 2 s timeout would drop (not time) the slowest 10,000-book answers. */
 export const LARGE_LIST_TIMEOUT_S = 30;
+/** Library scale: clients of its load runs, the page asked for, the page of the walk to the deep cursor… */
+export const LIBRARY_CONNECTIONS = 16;
+export const LIBRARY_PAGE = 50;
+export const LIBRARY_WALK_PAGE = 1000;
+/** …which starts after this share of the collection… */
+export const LIBRARY_DEEP_SHARE = 0.9;
+/** …and GET /books without parameters at its largest size: requests one at a time, wrk's timeout,
+ * and the least seconds of a load run (an answer of a million books takes seconds). */
+export const LIBRARY_LIST_SAMPLES = 5;
+export const LIBRARY_LIST_TIMEOUT_S = 120;
+export const LIBRARY_LIST_MIN_DURATION_S = 15;
+const LIBRARY_SIZES = [10_000, 100_000, 1_000_000];
 const USERNAME = 'admin';
 const PASSWORD = 'password';
 export const BOOK_BODY = JSON.stringify({ title: 'Benchmark Book', author: 'Bench Author', year: 2024 });
@@ -115,7 +133,18 @@ export function readSettings() {
     goGin: goGinMode(),
     modes: wantedModes(intSetting('BENCH_WORKERS', os.availableParallelism?.() ?? os.cpus().length, 1)),
     fastPaths: fastPathSelection(),
+    library: librarySelection(),
   };
+}
+
+/** BENCH_LIBRARY_SIZES and BENCH_LIBRARY_ROUNDS: { sizes, rounds }, or { off: why }. */
+function librarySelection() {
+  const raw = (process.env.BENCH_LIBRARY_SIZES ?? '').trim();
+  if (raw === '0') return { off: 'BENCH_LIBRARY_SIZES=0' };
+  const sizes = raw === '' ? LIBRARY_SIZES : raw.split(',').map((entry) => Number(entry.trim()));
+  const ascending = sizes.every((size, i) => Number.isInteger(size) && size >= 1000 && (i === 0 || size > sizes[i - 1]));
+  if (!ascending) throw new UsageError(`BENCH_LIBRARY_SIZES must be 0 or ascending integers >= 1000, e.g. 10000,100000; got "${raw}"`);
+  return { sizes, rounds: intSetting('BENCH_LIBRARY_ROUNDS', 1, 1) };
 }
 
 /** The speed paths' names, as src/seams.ts lists them (FAST_PATH_NAMES), in its order. */

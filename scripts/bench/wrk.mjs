@@ -28,18 +28,18 @@ export function chooseTool() {
 }
 
 /**
- * One load run (wrk pinned to `cpu` when given); returns
+ * One load run (wrk pinned to `cpu` when given; `connections`, CONNECTIONS unless given); returns
  * { rps, p50Ms, p99Ms, maxMs, requests, non2xx, socketErrors, errors, raw }.
  * `idempotencyKeys`: every request carries a fresh Idempotency-Key (wrk only). `expectStatus`:
  * throws if any answer has another status, or is a replay (Idempotent-Replayed), since the run
  * would then not measure what it says (wrk only).
  */
-export async function runLoad(tool, { port, method = 'GET', path = '/', paths, token, body, duration, timeoutS, cpu, idempotencyKeys, expectStatus }) {
+export async function runLoad(tool, { port, method = 'GET', path = '/', paths, token, body, duration, timeoutS, cpu, idempotencyKeys, expectStatus, connections = CONNECTIONS }) {
   if ((idempotencyKeys || expectStatus) && tool.name !== 'wrk') {
     throw new UsageError('a fresh Idempotency-Key per request and the status check need wrk (BENCH_TOOL=wrk)');
   }
   if (tool.name === 'wrk') {
-    const args = [`-t${THREADS}`, `-c${CONNECTIONS}`, `-d${duration}s`, '--latency'];
+    const args = [`-t${THREADS}`, `-c${connections}`, `-d${duration}s`, '--latency'];
     if (timeoutS) args.push('--timeout', `${timeoutS}s`);
     args.push('-s', LUA_SCRIPT, `http://127.0.0.1:${port}${path}`);
     const env = {
@@ -58,7 +58,7 @@ export async function runLoad(tool, { port, method = 'GET', path = '/', paths, t
     return result;
   }
   // autocannon: no per-request paths from the command line, so a cycling scenario uses its first path.
-  const args = ['--yes', 'autocannon', '-j', '-c', String(CONNECTIONS), '-d', String(duration), '-m', method];
+  const args = ['--yes', 'autocannon', '-j', '-c', String(connections), '-d', String(duration), '-m', method];
   if (timeoutS) args.push('-t', String(timeoutS));
   if (token) args.push('-H', `Authorization=${token}`);
   if (body) args.push('-H', 'Content-Type=application/json', '-b', body);
