@@ -93,7 +93,7 @@ export async function libraryRequests(port, token, books, queries, expected) {
     walks[order.sort] = { rows: deepRows, pages: found.pages, ms: found.ms };
     requests.push({
       id: `deep-${order.field}`,
-      name: `deep page of ${LIBRARY_PAGE}, sort=${order.sort}, after ${deepRows.toLocaleString('en-US')} books`,
+      name: `deep page of ${LIBRARY_PAGE}, sort=${order.sort}, after ${Math.round(LIBRARY_DEEP_SHARE * 100)} % of the books`,
       path: found.path,
       first: `page-${order.field}`,
       check: { order, count: Math.min(LIBRARY_PAGE, books - deepRows) },

@@ -7,6 +7,7 @@
 // size, GET /books without parameters (every book) is timed and its peak RSS read, on the
 // service and on the Go/Gin reference's own store grown to the same books.
 import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
@@ -104,13 +105,15 @@ async function measureKind(base, context) {
 
 /** A fresh service on `store` at `books` books: the pages, checked, then under load; its peak RSS. */
 async function measureSize(store, books, { workDir, tool, settings, rounds }) {
+  // The machine may be shared: its load when this size's measurements began goes with them.
+  const loadAverage = os.loadavg().map((load) => Math.round(load * 100) / 100);
   const service = await startService(store, workDir, undefined, SERVER_CPU);
   try {
     const { port } = service;
     const token = await getToken(port);
     if (!(await honoursListParameters(port, token))) {
       log(`bench: library scale [${store.label}]: the service ignores limit: list parameters not measured`);
-      return { skipped: 'the service ignores limit (GET /books?limit=1 gave every book): this build has no list parameters' };
+      return { loadAverage, skipped: 'the service ignores limit (GET /books?limit=1 gave every book): this build has no list parameters' };
     }
     const matches = expectedMatches(LIBRARY_QUERIES, books);
     const { requests, walks } = await libraryRequests(port, token, books, LIBRARY_QUERIES, matches);
@@ -131,6 +134,7 @@ async function measureSize(store, books, { workDir, tool, settings, rounds }) {
     }));
     await runRounds(scenarios, tool, { ...settings, settleS: 0, rounds }, MODE);
     return {
+      loadAverage,
       matches,
       walks: Object.fromEntries(Object.entries(walks).map(([sort, walk]) => [sort, { rows: walk.rows, pages: walk.pages, s: seconds(walk.ms) }])),
       problems,

@@ -1,6 +1,7 @@
 // The page: docs/benchmarks.md, rendered from the report — the
 // machine and settings, the stores, the throughput tables (service and Go/Gin), GET /books at
-// 10,000 books, memory, startup, what each speed path buys and the notes of the run.
+// 10,000 books, library scale (library-page.mjs), memory, startup, what each speed path buys and
+// the notes of the run.
 import { Buffer } from 'node:buffer';
 import { mdTable, storeLabel } from './format.mjs';
 import {
@@ -11,6 +12,7 @@ import {
   SEQUENTIAL_SAMPLES,
   STARTUP_SAMPLES,
 } from './settings.mjs';
+import { librarySection } from './library-page.mjs';
 import { fastPathTables, goGinSkips, resultTable, rssTable, serviceNotes, storeTables, targetTable } from './tables.mjs';
 
 export function renderMarkdown(report, stores) {
@@ -135,6 +137,7 @@ ${settings.connections} connections (wrk timeout raised to ${LARGE_LIST_TIMEOUT_
 **vs Go/Gin** is the service's req/s divided by Go/Gin's (above 1× the service is faster), **peak RSS / Go/Gin**
 the service's peak RSS divided by Go/Gin's.
 
+${librarySection(report)}
 ## Startup
 
 ${mdTable(...tables.startup)}

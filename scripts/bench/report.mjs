@@ -89,7 +89,7 @@ function goGinReport(goGin, stores) {
 }
 
 /** The report of a run (what runPlan returned), as written to bench-results/latest.json. */
-export function buildReport({ started, machine, tool, stores, skipped, goGin, modes, fastPaths }, settings) {
+export function buildReport({ started, machine, tool, stores, skipped, goGin, modes, fastPaths, libraryScale }, settings) {
   const modeReports = modes.map(modeReport);
   return {
     generatedAt: started.toISOString(),
@@ -108,6 +108,8 @@ export function buildReport({ started, machine, tool, stores, skipped, goGin, mo
     ]),
     modes: modeReports,
     largeList: Object.fromEntries(stores.map((store) => [store.kind, store.largeList])),
+    // GET /books with limit, sort, q and cursor from 10,000 to 1,000,000 books (library-scale.mjs).
+    libraryScale,
     startup: Object.fromEntries(stores.map((store) => [store.kind, store.startup])),
     goGin: goGinReport(goGin, stores),
     // What each speed path buys: the all-on service against the plain one and against each path left out.

@@ -2,6 +2,7 @@
 // [header, rows, right-aligned columns]; "what each speed path buys" too), the Go/Gin skips, and
 // the notes (errors seen, what the logs said besides 2xx request lines).
 import { fmtErrors, fmtMiB, fmtMs, fmtRatio, fmtRps, storeLabel } from './format.mjs';
+import { libraryNotes } from './library-tables.mjs';
 import { LARGE_BOOKS, STARTUP_SAMPLES } from './settings.mjs';
 
 const RESULT_HEADER = [
@@ -157,6 +158,9 @@ export function serviceNotes(report) {
     }
   }
   notes.push(...fastPathNotes(report.fastPaths, report.serviceLog));
+  // The library-scale services' start-up warnings are the stores' own services' too: noted once.
+  const ownWarnings = new Set(Object.values(report.serviceLog).flatMap((summary) => summary.notable.map((entry) => entry.message)));
+  notes.push(...libraryNotes(report.libraryScale, ownWarnings));
   for (const [kind, s] of Object.entries(report.goGin.stores ?? {})) {
     if (s.log?.cutOff) {
       notes.push(`Go/Gin (${storeLabel(kind)}): ${s.log.cutOff} answer(s) cut off by wrk closing its connections at the end of a run (gin's broken-pipe report)`);

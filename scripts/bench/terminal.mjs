@@ -1,5 +1,7 @@
 // The tables printed to stdout at the end of a run (the same figures as the page, as text).
 import { storeLabel, textTable } from './format.mjs';
+import { LIBRARY_HEADING } from './library-page.mjs';
+import { fillTable, fullListTable, libraryTable, libraryTargetTable } from './library-tables.mjs';
 import { LARGE_BOOKS } from './settings.mjs';
 import { fastPathTables, goGinSkips, resultTable, rssTable, serviceNotes, storeTables } from './tables.mjs';
 
@@ -18,6 +20,7 @@ export function renderConsole(report, stores) {
     '',
     textTable(...tables.startup),
     '',
+    ...libraryLines(report),
     ...fastPathLines(report),
     ...Object.entries(report.stores)
       .filter(([, s]) => s.skipped)
@@ -39,5 +42,22 @@ function fastPathLines(report) {
     ...(tables.plain
       ? ['', 'The plain service (FAST_PATHS=off) against all on:', textTable(...tables.plain), '', textTable(...tables.plainMemory)]
       : []),
+  ];
+}
+
+/** Library scale: the same tables as the page. */
+function libraryLines(report) {
+  const library = report.libraryScale;
+  if (!library || library.skipped) return [`${LIBRARY_HEADING}: not measured${library?.skipped ? ` (${library.skipped})` : ''}`, ''];
+  return [
+    `${LIBRARY_HEADING} (${library.connections} clients, pinned; took ${library.seconds} s):`,
+    textTable(...libraryTargetTable(library)),
+    '',
+    textTable(...libraryTable(library)),
+    '',
+    textTable(...fullListTable(library)),
+    '',
+    textTable(...fillTable(library)),
+    '',
   ];
 }
