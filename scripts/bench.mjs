@@ -28,9 +28,15 @@
 // on the scenarios where that path acts, each beside the service in the same rounds; their
 // startups, memory and each path's lines in src/fast/ (scripts/bench/fast-paths.mjs).
 //
+// Library scale (scripts/bench/library-scale.mjs): GET /books with limit, sort, q and cursor on a
+// fresh store of each kind, migrated empty by the service and grown by bulk SQL to 10,000, 100,000
+// and 1,000,000 books (BENCH_LIBRARY_SIZES), pinned, 16 clients, at each size; and GET /books
+// without parameters at the largest size against Go/Gin on its own store of the same books.
+//
 // Environment variables (BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_SETTLE, BENCH_STORES,
-// BENCH_MODES, BENCH_WORKERS, BENCH_FAST_PATHS, BENCH_FAST_PATHS_STORES, BENCH_TOOL, BENCH_GO,
-// GIN_LOGGER, BENCH_KEEP_LOGS, TEST_POSTGRES_URL, TEST_MYSQL_URL): scripts/bench/settings.mjs.
+// BENCH_MODES, BENCH_WORKERS, BENCH_FAST_PATHS, BENCH_FAST_PATHS_STORES, BENCH_LIBRARY_SIZES,
+// BENCH_LIBRARY_ROUNDS, BENCH_TOOL, BENCH_GO, GIN_LOGGER, BENCH_KEEP_LOGS, TEST_POSTGRES_URL,
+// TEST_MYSQL_URL): scripts/bench/settings.mjs.
 //
 // scripts/bench/:
 //   settings.mjs     paths, fixed parameters, environment variables and defaults
@@ -45,6 +51,11 @@
 //   scenarios.mjs    the scenario list and the round-robin rounds
 //   idempotency.mjs  whether the service honours Idempotency-Key, before its keyed POST /book
 //   large-list.mjs   GET /books at 10,000 books (the service and Go/Gin)
+//   library-scale.mjs    library scale: its stores, their fills, the measurements at each size
+//   library-books.mjs    the books it fills them with, and its searches
+//   library-requests.mjs its page requests, the walk to the deep cursors, the answers' checks
+//   library-tables.mjs   its tables, targets and notes
+//   library-page.mjs     its section of the page
 //   fast-paths.mjs   what each speed path buys: its services, startups, lines and report
 //   wrk.mjs          the load generator (wrk, or autocannon) and its output
 //   peak-rss.mjs     peak RSS (VmHWM) of a process tree, and RSS (VmRSS) of a process

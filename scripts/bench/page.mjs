@@ -129,8 +129,8 @@ ${goGinSkips(report).length ? `\n${goGinSkips(report).map((line) => `- ${line}`)
 ${mdTable(...tables.large)}
 
 The store, and Go/Gin's own store of the same kind, is filled to ${LARGE_BOOKS.toLocaleString('en-US')} rows directly
-while no server runs on it (SQLite: one transaction; PostgreSQL: \`INSERT … SELECT generate_series\`; MariaDB:
-multi-row \`INSERT\`s of 1,000 rows), then a fresh service process, and after it a fresh Go/Gin process, serves
+while no server runs on it (SQLite: one transaction; PostgreSQL: one transaction of \`INSERT … SELECT FROM unnest(…)\`;
+MariaDB: multi-row \`INSERT\`s of 1,000 rows), then a fresh service process, and after it a fresh Go/Gin process, serves
 ${settings.connections} connections (wrk timeout raised to ${LARGE_LIST_TIMEOUT_S} s so slow answers are timed, not dropped).
 "One at a time" is a single client sending ${SEQUENTIAL_SAMPLES} sequential requests. Pinned as the first half
 (${report.modes[0]?.id === 'core' ? 'each server on CPU 1, wrk on CPU 0' : 'not pinned'}); peak RSS of that fresh process.
