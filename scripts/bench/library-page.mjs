@@ -74,7 +74,7 @@ p99 wanted ≤ ${t.p99Ms} ms at each size.
 
 GET /books without parameters streams every book: at ${large} a fresh service process, then a fresh Go/Gin process on
 its own fresh store of the same kind, grown to the same books, each timed ${LIBRARY_LIST_SAMPLES} times one request
-at a time (from sending the request to its last byte; the first answer's books counted), then ${library.connections} clients
+at a time (from sending the request to its last byte; the first answer's books counted), then ${library.listConnections} clients
 for ${Math.max(settings.durationS, LIBRARY_LIST_MIN_DURATION_S)} s (wrk's timeout ${LIBRARY_LIST_TIMEOUT_S} s), and
 its peak RSS (\`VmHWM\`) read; wanted: peak RSS ≤ ${t.peakRssMiB} MiB, and one request at least ${t.fasterThanGoGin}× faster
 than Go/Gin's. \`BENCH_LIBRARY_SIZES\` sets the sizes (0 skips the phase), \`BENCH_LIBRARY_ROUNDS\` the rounds. This phase

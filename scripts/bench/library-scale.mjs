@@ -24,6 +24,7 @@ import { runRounds } from './scenarios.mjs';
 import { summariseLog } from './service-log.mjs';
 import {
   LIBRARY_CONNECTIONS,
+  LIBRARY_LIST_CONNECTIONS,
   LIBRARY_LIST_MIN_DURATION_S,
   LIBRARY_LIST_SAMPLES,
   LIBRARY_LIST_TIMEOUT_S,
@@ -76,6 +77,7 @@ export async function measureLibraryScale(stores, goGin, { tempDir, workDir, too
     sizes: selection.sizes,
     rounds: selection.rounds,
     connections: LIBRARY_CONNECTIONS,
+    listConnections: LIBRARY_LIST_CONNECTIONS,
     page: LIBRARY_PAGE,
     queries: LIBRARY_QUERIES,
     stores: results,
@@ -151,7 +153,7 @@ async function measureSize(store, books, { workDir, tool, settings, rounds }) {
  * Go/Gin process on its own fresh store grown to the same books; one at a time and under load.
  */
 async function measureFullList(store, base, books, { workDir, tool, settings, goGin, tempDir }) {
-  const shape = { books, samples: LIBRARY_LIST_SAMPLES, timeoutS: LIBRARY_LIST_TIMEOUT_S, connections: LIBRARY_CONNECTIONS };
+  const shape = { books, samples: LIBRARY_LIST_SAMPLES, timeoutS: LIBRARY_LIST_TIMEOUT_S, connections: LIBRARY_LIST_CONNECTIONS };
   const listSettings = { rounds: 1, warmupS: settings.warmupS, durationS: Math.max(settings.durationS, LIBRARY_LIST_MIN_DURATION_S) };
   const service = await startService(store, workDir, undefined, SERVER_CPU);
   const result = await measureServer(`${store.label}, ${count(books)} books`, service, tool, listSettings, MODE, shape);

@@ -81,7 +81,7 @@ export function libraryTable(library) {
 /** GET /books without parameters at the largest size: the service against Go/Gin. */
 export function fullListTable(library) {
   const header = [
-    'store', 'one at a time (median)', 'Go/Gin one at a time', 'Go/Gin time ÷ service time', `req/s (${library.connections} clients)`,
+    'store', 'one at a time (median)', 'Go/Gin one at a time', 'Go/Gin time ÷ service time', `req/s (${library.listConnections} clients)`,
     'Go/Gin req/s', 'p99', 'Go/Gin p99', 'errors', 'Go/Gin errors', 'peak RSS', 'Go/Gin peak RSS',
   ];
   const rows = Object.entries(library.stores)
