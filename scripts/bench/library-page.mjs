@@ -8,6 +8,7 @@ import {
   LIBRARY_LIST_MIN_DURATION_S,
   LIBRARY_LIST_SAMPLES,
   LIBRARY_LIST_TIMEOUT_S,
+  LIBRARY_TIMEOUT_S,
   LIBRARY_WALK_PAGE,
 } from './settings.mjs';
 
@@ -59,7 +60,7 @@ of three words (~19 characters) and an author of a first name and a surname (~14
 of the book's number, and a year from 1500 to 2025 (scripts/bench/library-books.mjs), the same on every store.
 
 At each size a fresh service process (pinned to CPU 1, wrk to CPU 0, as the per-core half; ${library.connections}
-clients) serves each request for ${settings.durationS} s after a ${settings.warmupS} s warm-up, ${library.rounds} round(s)
+clients, wrk's timeout ${LIBRARY_TIMEOUT_S} s) serves each request for ${settings.durationS} s after a ${settings.warmupS} s warm-up, ${library.rounds} round(s)
 round-robin, medians reported: the first page of ${library.page} by each sort (with its \`X-Total-Count\`, or
 PostgreSQL's and MariaDB's estimate), a search of ${LIBRARY_QUERIES.length} two-term queries in turn (a title word
 and a surname: ${LIBRARY_QUERIES.map((q) => `\`${q}\``).join(', ')}; each matches ${matched(library.sizes[0])} books at ${small}

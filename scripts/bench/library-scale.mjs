@@ -29,6 +29,7 @@ import {
   LIBRARY_LIST_SAMPLES,
   LIBRARY_LIST_TIMEOUT_S,
   LIBRARY_PAGE,
+  LIBRARY_TIMEOUT_S,
   LOAD_CPU,
   LOG_DIR,
   MAIN_JS,
@@ -131,7 +132,7 @@ async function measureSize(store, books, { workDir, tool, settings, rounds }) {
       rounds: [],
       warmups: [],
       elapsedMs: 0,
-      run: async () => ({ port, path: each.path, paths: each.paths, token: await getToken(port), connections: LIBRARY_CONNECTIONS }),
+      run: async () => ({ port, path: each.path, paths: each.paths, token: await getToken(port), connections: LIBRARY_CONNECTIONS, timeoutS: LIBRARY_TIMEOUT_S }),
       assertAlive: () => assertAlive(service.child, store),
     }));
     await runRounds(scenarios, tool, { ...settings, settleS: 0, rounds }, MODE);

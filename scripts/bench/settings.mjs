@@ -66,6 +66,8 @@ export const SEQUENTIAL_SAMPLES = 20;
 export const LARGE_LIST_TIMEOUT_S = 30;
 /** Library scale: clients of its load runs, the page asked for, the page of the walk to the deep cursor… */
 export const LIBRARY_CONNECTIONS = 16;
+/** wrk's timeout for the pages: its default 2 s dropped (not timed) MariaDB's searches at 1,000,000 books. */
+export const LIBRARY_TIMEOUT_S = 30;
 export const LIBRARY_PAGE = 50;
 export const LIBRARY_WALK_PAGE = 1000;
 /** …which starts after this share of the collection… */
