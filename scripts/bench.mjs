@@ -10,7 +10,8 @@
 // BENCH_DURATION seconds after a short warm-up, for BENCH_ROUNDS rounds taken round-robin over
 // all scenarios; the medians are reported. Peak RSS of every server per half, startup time and
 // GET /books at 10,000 books, each on the service and on the Go/Gin reference.
-// Writes bench-results/latest.json and docs/benchmarks.md; prints a table.
+// Writes bench-results/latest.json and docs/benchmarks.md; prints a table. With --render, only
+// writes the page and prints the tables again from the last bench-results/latest.json.
 //
 // Go/Gin reference (bench/go-gin/main.go, a plain Go + Gin + database/sql implementation of the
 // same API, the reference the service's speed is compared with): built into a temp dir in
@@ -70,12 +71,26 @@
 //   page.mjs         the markdown page
 //   terminal.mjs     the console tables
 //   scenario.lua     wrk's script for every scenario
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import process from 'node:process';
 import { cleanup, handleSignals, isAborted } from './bench/children.mjs';
+import { storeLabel } from './bench/format.mjs';
 import { log } from './bench/log.mjs';
 import { runPlan } from './bench/plan.mjs';
 import { buildReport, writeReport } from './bench/report.mjs';
-import { UsageError, readSettings } from './bench/settings.mjs';
+import { RESULTS_DIR, UsageError, readSettings } from './bench/settings.mjs';
+
+// `node scripts/bench.mjs --render`: the page and the tables again from the last run's report
+// (bench-results/latest.json), measuring nothing: for a change of how the figures are shown.
+if (process.argv[2] === '--render') {
+  const report = JSON.parse(readFileSync(join(RESULTS_DIR, 'latest.json'), 'utf8'));
+  const stores = Object.entries(report.stores)
+    .filter(([, store]) => !store.skipped)
+    .map(([kind]) => ({ kind, label: storeLabel(kind) }));
+  writeReport(report, stores);
+  process.exit(0);
+}
 
 handleSignals();
 let settings;

@@ -84,6 +84,9 @@ export function fullListTable(library) {
     'store', 'one at a time (median)', 'Go/Gin one at a time', 'Go/Gin time ÷ service time', `req/s (${library.listConnections} clients)`,
     'Go/Gin req/s', 'p99', 'Go/Gin p99', 'errors', 'Go/Gin errors', 'peak RSS', 'Go/Gin peak RSS',
   ];
+  // An answer that takes longer than the run under load is not counted by wrk: say so, not "0".
+  const rps = (run) => (run && run.requests === 0 ? 'none finished' : fmtRps(run?.rps));
+  const p99 = (run) => (run && run.requests === 0 ? '–' : fmtMs(run?.p99Ms));
   const rows = Object.entries(library.stores)
     .filter(([, store]) => store.fullList)
     .map(([kind, { fullList: list }]) => {
@@ -93,10 +96,10 @@ export function fullListTable(library) {
         fmtMs(list.sequential.medianMs),
         fmtMs(go?.sequential.medianMs),
         fmtRatio(list.fasterThanGoGin),
-        fmtRps(list.rps),
-        fmtRps(go?.rps),
-        fmtMs(list.p99Ms),
-        fmtMs(go?.p99Ms),
+        rps(list),
+        rps(go),
+        p99(list),
+        p99(go),
         fmtErrors(list),
         go ? fmtErrors(go) : '–',
         fmtMiB(list.peakRssMiB),
