@@ -4,6 +4,9 @@
 // right-aligned columns], as tables.mjs makes them.
 import { fmtErrors, fmtMiB, fmtMs, fmtRatio, fmtRps, storeLabel } from './format.mjs';
 
+/** req/s, with two decimals below 10 (a million-book answer takes seconds). */
+const fmtFewRps = (value) => (value != null && value < 10 ? value.toFixed(2) : fmtRps(value));
+
 /** The targets of the library-scale work. */
 export const LIBRARY_TARGETS = { scale: 0.8, deep: 0.8, p99Ms: 20, peakRssMiB: 150, fasterThanGoGin: 2 };
 
@@ -68,7 +71,7 @@ export function libraryTable(library) {
       rows.push([
         `GET /books without parameters (every book, ${list.responseBytes ? `${(list.responseBytes / 2 ** 20).toFixed(0)} MiB` : '–'})`,
         storeLabel(entry.kind),
-        ...sizes.flatMap((n) => (n === list.books ? [fmtRps(list.rps), fmtMs(list.p99Ms)] : ['–', '–'])),
+        ...sizes.flatMap((n) => (n === list.books ? [fmtFewRps(list.rps), fmtMs(list.p99Ms)] : ['–', '–'])),
         '',
         '',
       ]);
@@ -85,7 +88,7 @@ export function fullListTable(library) {
     'Go/Gin req/s', 'p99', 'Go/Gin p99', 'errors', 'Go/Gin errors', 'peak RSS', 'Go/Gin peak RSS',
   ];
   // An answer that takes longer than the run under load is not counted by wrk: say so, not "0".
-  const rps = (run) => (run && run.requests === 0 ? 'none finished' : fmtRps(run?.rps));
+  const rps = (run) => (run && run.requests === 0 ? 'none finished' : fmtFewRps(run?.rps));
   const p99 = (run) => (run && run.requests === 0 ? '–' : fmtMs(run?.p99Ms));
   const rows = Object.entries(library.stores)
     .filter(([, store]) => store.fullList)
