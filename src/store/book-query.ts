@@ -18,6 +18,12 @@ export interface BookListSql {
    * every database compares by code point, so the order is the same on each.
    */
   textKey(column: 'title' | 'author'): Expression<string>;
+  /**
+   * How "after (value, id) in the order" is written so that the database reads it as one range
+   * of the (key, id) index: a row comparison `(key, id) > (value, id)` (PostgreSQL, SQLite), or
+   * `key > value or (key = value and id > id)` (MySQL, which reads a row comparison as a scan).
+   */
+  keyset: 'row-comparison' | 'or';
   /** The condition that each term starts a word of the book's title or author (at least one term). */
   matches(terms: readonly string[], run: RunQuery): Expression<SqlBool> | Promise<Expression<SqlBool>>;
   /** The database's own estimate of how many books there are (its statistics), if it keeps one. */
@@ -50,11 +56,11 @@ export function bookQueries(db: Kysely<BookDatabase>, dialect: BookListSql) {
       if (terms.length > 0) query = query.where(await dialect.matches(terms, run));
       if (after && sort.field === 'id') query = query.where('id', beyond, after.id);
       else if (after) {
-        // (key, id) beyond (value, id), written so that every database reads it as a range of
-        // the (key, id) index: key at or beyond the value, and past the last id among equal keys.
         const { value, id } = after;
         query = query.where((eb) =>
-          eb.and([eb(key, `${beyond}=`, value), eb.or([eb(key, beyond, value), eb('id', beyond, id)])]),
+          dialect.keyset === 'row-comparison'
+            ? sql<SqlBool>`(${key}, ${sql.ref('id')}) ${sql.raw(beyond)} (${value}, ${id})`
+            : eb.or([eb(key, beyond, value), eb.and([eb(key, '=', value), eb('id', beyond, id)])]),
         );
       }
       query = query.orderBy(key, direction);
