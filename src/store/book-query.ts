@@ -39,6 +39,12 @@ export interface BookCount {
   exact: boolean;
 }
 
+/** A page of books, and how many match when asked (BookQuery.counted). */
+export interface FoundBooks {
+  books: StoredBook[];
+  total?: BookCount;
+}
+
 /** Up to this many books, an estimate is not worth it: they are counted. */
 export const COUNTED_UP_TO = 10_000;
 
@@ -47,12 +53,21 @@ export function bookQueries(db: Kysely<BookDatabase>, dialect: BookListSql) {
     field === 'title' || field === 'author' ? dialect.textKey(field) : sql.ref(field);
 
   return {
-    /** One page of the books the query asks for, in its order. */
-    async selectBooks(run: RunQuery, { sort, terms, after, limit }: BookQuery): Promise<StoredBook[]> {
+    /**
+     * One page of the books the query asks for, in its order, and (`counted`) how many match:
+     * with search terms, counted by the same statement (the search finds every match anyway);
+     * without, by countBooks beside it.
+     */
+    async selectBooks(run: RunQuery, { sort, terms, after, limit, counted }: BookQuery): Promise<FoundBooks> {
+      if (counted && terms.length === 0) {
+        const [{ books }, total] = await Promise.all([this.selectBooks(run, { sort, terms, after, limit }), this.countBooks(run, terms)]);
+        return { books, total };
+      }
       const direction = sort.descending ? 'desc' : 'asc';
       const beyond = sort.descending ? '<' : '>';
       const key = sortKey(sort.field);
       let query = db.selectFrom('books').select(BOOK_COLUMNS);
+      if (counted) query = query.select(sql<number | bigint | string>`count(*) over ()`.as('total'));
       if (terms.length > 0) query = query.where(await dialect.matches(terms, run));
       if (after && sort.field === 'id') query = query.where('id', beyond, after.id);
       else if (after) {
@@ -65,8 +80,9 @@ export function bookQueries(db: Kysely<BookDatabase>, dialect: BookListSql) {
       }
       query = query.orderBy(key, direction);
       if (sort.field !== 'id') query = query.orderBy('id', direction);
-      const { rows } = await run(query.limit(limit).compile());
-      return (rows as BookRow[]).map(toStoredBook);
+      const rows = (await run(query.limit(limit).compile())).rows as Array<BookRow & { total?: number | bigint | string }>;
+      const books = rows.map(toStoredBook);
+      return counted ? { books, total: { count: Number(rows[0]?.total ?? 0), exact: true } } : { books };
     },
 
     /**
