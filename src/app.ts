@@ -131,7 +131,7 @@ export async function buildApp({
   app.register(metricsRoute);
   app.register(healthRoutes);
   app.register(tokenRoute);
-  app.register(bookRoutes);
+  app.register(bookRoutes, { secret: config.auth.secret });
 
   app.register(methodNotAllowed);
   // The web page after the 405 answers: other methods on its paths stay 404 (routes/web-ui.ts).

@@ -1,4 +1,5 @@
-// GET /books's answer: every book, id ascending, in the envelope. The store writes each page's
+// GET /books's answer: every book, id ascending, in the envelope (or, with `sort` or `q` and no
+// `limit`, every book they match: matchingPieces). The store writes each page's
 // books as JSON (BookStore.listPageJson); here they are put in the envelope and, past one store
 // page, streamed page by page, so memory stays bounded whatever the collection's size. A list
 // shorter than one page is one Buffer (sent with Content-Length).
@@ -7,6 +8,8 @@
 // stream): the envelope around each book exactly as bookJson() (src/books/book.ts) writes it.
 // That is BookStore.listPageJson's promise, which test/stores/book-definition.test.ts checks
 // for every store.
+import { bookJson } from '../books/book.js';
+import { sortValueOf, type BookQuery } from '../books/book-query.js';
 import type { BookPage, BookStore } from '../store/book-store.js';
 import { Messages } from './envelope.js';
 
@@ -67,6 +70,26 @@ export async function* listPieces(store: BookStore, bytesOf: PieceBytes, first?:
     from = page.lastId!;
     page = await store.listPageJson(from, LIST_PAGE_SIZE);
     if (page.count > 0) yield bytesOf(`after ${from}`, page.json, ',', '');
+  }
+  yield LIST_SUFFIX;
+}
+
+/**
+ * Every book a query matches, in its order (GET /books with `sort` or `q` and no `limit`): the
+ * envelope's head, each store page of books (a comma between pages), the tail. Each page starts
+ * after the last book of the one before (keyset), so memory stays bounded here too.
+ */
+export async function* matchingPieces(store: BookStore, query: Omit<BookQuery, 'limit'>): AsyncGenerator<Buffer> {
+  yield Buffer.from(LIST_PREFIX);
+  let after = query.after;
+  let separator = '';
+  for (;;) {
+    const books = await store.findBooks({ ...query, after, limit: LIST_PAGE_SIZE });
+    if (books.length > 0) yield Buffer.from(separator + books.map(bookJson).join(','));
+    const last = books.at(-1);
+    if (last === undefined || books.length < LIST_PAGE_SIZE) break;
+    after = { value: sortValueOf(last, query.sort.field), id: last.id };
+    separator = ',';
   }
   yield LIST_SUFFIX;
 }

@@ -1,4 +1,4 @@
-// The five book routes. Thin: authenticate (onRequest), parse the id, call the store, wrap
+// The five book routes (GET /books's parameters: src/http/list-query.ts). Thin: authenticate (onRequest), parse the id, call the store, wrap
 // the result in the envelope. Bodies are validated by the route schemas before the handler.
 // A book's answers carry its ETag; PUT and DELETE take If-Match, GET If-None-Match
 // (http/conditional-requests.ts); the writes take an Idempotency-Key (http/idempotency.ts).
@@ -8,9 +8,13 @@ import type { FastifyReply, FastifyRequest, FastifySchema, HookHandlerDoneFuncti
 import fp from 'fastify-plugin';
 import { bookJson, type BookFields, type VersionedBook } from '../books/book.js';
 import { parseBookId } from '../books/book-id.js';
+import { sortValueOf } from '../books/book-query.js';
 import { etagOf, ifMatchVersions, noneMatchFails } from '../http/conditional-requests.js';
 import { Messages, envelope, envelopeJson, errorEnvelope } from '../http/envelope.js';
+import { matchingPieces } from '../http/book-list.js';
 import { idempotencyKeyOf, keyedRequest, sendAnswer } from '../http/idempotency.js';
+import { listCursors } from '../http/list-cursor.js';
+import { nextPageUrl, readListParameters, type ListRequest } from '../http/list-query.js';
 import { BookIdParams, BookResponses, CreateBookBody, UpdateBookBody, type UpdateBookBody as UpdateBody } from '../schemas/book.js';
 import { refTo } from '../schemas/shared.js';
 import { KeyTakenOverError, type KeyedWrite, type StoredAnswer } from '../store/book-store.js';
@@ -26,8 +30,14 @@ declare module 'fastify' {
   }
 }
 
-const bookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export interface BookRoutesOptions {
+  /** SECRET_TOKEN: list cursors are signed with a key derived from it (src/http/list-cursor.ts). */
+  secret: string;
+}
+
+const bookRoutes: FastifyPluginAsyncTypebox<BookRoutesOptions> = async (app, { secret }) => {
   const { store, requireToken, bookLists } = app;
+  const cursors = listCursors(secret);
   app.decorateRequest('existingBook', undefined);
   app.decorateRequest('idempotencyKey', undefined);
 
@@ -124,17 +134,42 @@ const bookRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/books',
-    bookOperation('listBooks', 'List every book, ordered by id', { response: BookResponses.list }),
-    async (_request, reply) => {
+    bookOperation('listBooks', 'List the books: every one by id, or a page, sorted and searched', { response: BookResponses.list }),
+    async (request, reply) => {
+      const parameters = readListParameters(request.query as Record<string, unknown>, cursors);
+      if (parameters.kind === 'invalid') return reply.code(400).send(errorEnvelope(400, parameters.message));
+      reply.code(200);
+      if (parameters.kind === 'query') return sendQueriedList(reply, parameters.request);
       // The store writes each book's JSON (BookStore.listPageJson); the envelope around it is
       // the one the response schema describes (src/http/book-list.ts).
       const answer = await bookLists.answer();
-      reply.code(200);
       if (answer.kind === 'whole') return sendPreSerializedJson(reply, answer.body);
       // A large collection is streamed page by page, so memory stays bounded whatever its size.
       return sendPreSerializedJson(reply, Readable.from(answer.chunks()));
     },
   );
+
+  /**
+   * The books a list request's parameters ask for: one page (`limit`), with the link to the
+   * next and, on the first page, how many books match; or, without `limit`, all of them, streamed.
+   */
+  async function sendQueriedList(reply: FastifyReply, list: ListRequest): Promise<FastifyReply> {
+    const { sort, terms, after, limit } = list;
+    if (limit === undefined) return sendPreSerializedJson(reply, Readable.from(matchingPieces(store, { sort, terms, after })));
+    // One book more than the page: whether a next page exists, so the last page has no link.
+    const [books, count] = await Promise.all([
+      store.findBooks({ sort, terms, after, limit: limit + 1 }),
+      after === undefined ? store.countBooks(terms) : undefined,
+    ]);
+    if (books.length > limit) {
+      books.length = limit;
+      const last = books[limit - 1]!;
+      const cursor = cursors.issue(sort, terms, { value: sortValueOf(last, sort.field), id: last.id });
+      reply.header('link', `<${nextPageUrl(list, limit, cursor)}>; rel="next"`);
+    }
+    if (count) reply.header(count.exact ? 'x-total-count' : 'x-total-count-estimate', String(count.count));
+    return reply.send(envelope(200, Messages.booksRetrieved, books));
+  }
 
   app.get(
     '/book/:id',

@@ -1,6 +1,7 @@
 // The book's schemas: the stored book, the create and update bodies, the `:id` parameter and
 // every answer of the five book routes. Fields and limits come from src/books/book.ts.
 import { Type, type Static, type TSchema } from 'typebox';
+import { SEARCH_MAX_LENGTH, SEARCH_MAX_TERMS } from '../books/book-query.js';
 import { BOOK_TEXT_MAX_LENGTH, BOOK_YEAR_MAX, BOOK_YEAR_MIN, type BOOK_COLUMNS, type BOOK_FIELDS } from '../books/book.js';
 import { Messages } from '../http/envelope.js';
 import {
@@ -15,6 +16,7 @@ import {
   ServiceUnavailableResponse,
   UnauthorizedResponse,
   envelopeSchema,
+  errorSchemas,
   refTo,
 } from './shared.js';
 
@@ -108,7 +110,7 @@ export const BookListResponse = envelopeSchema(
   200,
   Messages.booksRetrieved,
   Type.Array(refTo(Book)),
-  'Every book, ordered by id ascending (`[]` when there is none)',
+  'Every book, ordered by id ascending (`[]` when there is none); with `limit`, one page of the books asked for; with `sort` or `q`, in that order, searched',
 );
 export const BookRetrievedResponse = envelopeSchema('BookRetrievedResponse', 200, Messages.bookRetrieved, refTo(Book), 'The book');
 export const BookUpdatedResponse = envelopeSchema('BookUpdatedResponse', 200, Messages.bookUpdated, refTo(Book), 'The updated book');
@@ -119,6 +121,26 @@ export const BookDeletedResponse = envelopeSchema(
   Type.Null(),
   'The book is gone; a later read answers 404',
 );
+/** A bad value of GET /books's parameters (docs/api.md "GET /books"). */
+export const {
+  InvalidLimitResponse,
+  InvalidSortResponse,
+  InvalidSearchResponse,
+  CursorNotIssuedResponse,
+  CursorForOtherListResponse,
+} = errorSchemas({
+  InvalidLimitResponse: [400, Messages.invalidLimit, '`limit` is not an integer from 1 to 1000'],
+  InvalidSortResponse: [400, Messages.invalidSort, '`sort` is not one of id, title, author, year, -id, -title, -author, -year'],
+  InvalidSearchResponse: [400, Messages.invalidSearch, `\`q\` is over ${SEARCH_MAX_LENGTH} characters or has more than ${SEARCH_MAX_TERMS} terms`],
+  CursorNotIssuedResponse: [400, Messages.cursorNotIssued, '`cursor` is not one this service issued (changed, or signed with another SECRET_TOKEN)'],
+  CursorForOtherListResponse: [400, Messages.cursorForOtherList, '`cursor` came from a list with another `sort` or `q`'],
+});
+
+export const BadListRequestResponse = Type.Union(
+  [refTo(InvalidLimitResponse), refTo(InvalidSortResponse), refTo(InvalidSearchResponse), refTo(CursorNotIssuedResponse), refTo(CursorForOtherListResponse)],
+  { $id: 'BadListRequestResponse', description: 'A parameter of the list has a bad value (or is given twice)' },
+);
+
 /** Answers of every route that uses the store: it is down, or a bug. */
 const storeFailures = { 500: refTo(InternalErrorResponse), 503: refTo(ServiceUnavailableResponse) };
 
@@ -148,7 +170,7 @@ const writeOfOneBookFailures = {
 
 export const BookResponses = {
   created: { 201: refTo(BookCreatedResponse), 400: badWrite, 401: unauthorized, ...keyedFailures, 413: bodyTooLarge, ...storeFailures },
-  list: { 200: refTo(BookListResponse), 401: unauthorized, ...storeFailures },
+  list: { 200: refTo(BookListResponse), 400: refTo(BadListRequestResponse), 401: unauthorized, ...storeFailures },
   read: { 200: refTo(BookRetrievedResponse), 304: notModified, 401: unauthorized, 404: bookNotFound, ...storeFailures },
   updated: { 200: refTo(BookUpdatedResponse), 400: badWrite, 401: unauthorized, ...writeOfOneBookFailures },
   // DELETE takes no body, but one sent along is still read (and ignored): over 1 MiB, it is a 413.
@@ -173,6 +195,20 @@ const ifMatch = Type.String({ description: 'Only if the book\'s ETag is one of t
  * schema would have every request validated for them).
  */
 export const DocumentedBookHeaders: Record<string, { request?: TSchema; answers?: Record<number, Record<string, TSchema>> }> = {
+  listBooks: {
+    answers: {
+      200: {
+        Link: Type.String({
+          description:
+            'With `limit`, when more books follow: `</books?…&cursor=…>; rel="next"` (RFC 8288), the URL of the next page. The last page has none.',
+        }),
+        'X-Total-Count': Type.String({ description: 'On the first page (`limit`, no `cursor`): how many books match, counted' }),
+        'X-Total-Count-Estimate': Type.String({
+          description: 'Instead of X-Total-Count, for a large collection without `q` on PostgreSQL and MySQL: the database\'s estimate of the books there are',
+        }),
+      },
+    },
+  },
   createBook: {
     request: Type.Object({ 'Idempotency-Key': Type.Optional(idempotencyKey) }),
     answers: { 201: { [ETAG]: etagHeader, 'Idempotent-Replayed': replayedHeader } },
@@ -192,3 +228,28 @@ export const DocumentedBookHeaders: Record<string, { request?: TSchema; answers?
     answers: { 200: { 'Idempotent-Replayed': replayedHeader } },
   },
 };
+
+/**
+ * Documentation only (src/plugins/external/api-reference.ts): GET /books's parameters. The
+ * route reads them itself (src/http/list-query.ts), so that each bad value has its own message.
+ */
+export const DocumentedListQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1000, description: 'One page of at most this many books (with a `Link` to the next). Without it: every book asked for.' }),
+  ),
+  cursor: Type.Optional(Type.String({ description: 'Where the page starts: copied from the previous page\'s `Link: <…>; rel="next"`. Opaque.' })),
+  sort: Type.Optional(
+    Type.Union(
+      ['id', 'title', 'author', 'year', '-id', '-title', '-author', '-year'].map((sort) => Type.Literal(sort)),
+      { description: 'The order: by this field (`-`: descending), then by id in the same direction. Text is ordered by Unicode code point. Default: `id`.' },
+    ),
+  ),
+  q: Type.Optional(
+    Type.String({
+      maxLength: SEARCH_MAX_LENGTH,
+      description:
+        'Search: each word of it (split at anything that is not a letter or digit) must start a word of the title or the author, ignoring case. ' +
+        `At most ${SEARCH_MAX_TERMS} words.`,
+    }),
+  ),
+});

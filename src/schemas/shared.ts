@@ -38,7 +38,7 @@ export function envelopeSchema<Data extends TSchema>(name: string, status: numbe
 type ErrorSchema = ReturnType<typeof envelopeSchema<TNull>>;
 
 /** Error envelopes by name (their `$id`): status, message and what it means. */
-function errorSchemas<Name extends string>(rows: Record<Name, [status: number, message: string, description: string]>) {
+export function errorSchemas<Name extends string>(rows: Record<Name, [status: number, message: string, description: string]>) {
   const schemas = {} as Record<Name, ErrorSchema>;
   for (const name of Object.keys(rows) as Name[]) {
     const [status, message, description] = rows[name];

@@ -39,6 +39,8 @@ export function bookRepository(driver: BookStoreDriver, { idempotencyTtlMs }: Re
       return withKey(idempotency, (tx) => tx.insertBook(fields));
     },
     listPageJson: (afterId, limit) => driver.selectPage(afterId, limit),
+    findBooks: (query) => driver.selectBooks(query),
+    countBooks: (terms) => driver.countBooks(terms),
     get: (id) => driver.selectBook(id),
     update(id, changes, { ifVersion, idempotency } = {}) {
       if (!idempotency) return updateOn(driver, id, changes, ifVersion);

@@ -18,6 +18,7 @@
 //   books-table.ts      the tables' Kysely types, their rows, and how a row reads as a book
 //   by-id.ts            a book read, updated or deleted by id (with its version), the same on every database
 //   returning.ts        INSERT/UPDATE … RETURNING, for the databases that have it
+//   book-query.ts       a page of the list in any order, searched or not (keyset), over each database's BookListSql
 //   migrations/         versioned DDL; the id column and table options come from the driver
 //   sqlite/ postgres/ mysql/
 //                       one folder per database, everything that differs: how DB_URL names it
@@ -26,10 +27,12 @@
 //                       statements, its writer; PostgreSQL: named prepared statements), the
 //                       insert, update and list-page strategies, and errors.ts (its classifier)
 
-import type { BookFields, VersionedBook } from '../books/book.js';
+import type { BookFields, StoredBook, VersionedBook } from '../books/book.js';
+import type { BookQuery } from '../books/book-query.js';
+import type { BookCount } from './book-query.js';
 import type { KeyClaim, KeyedRequest, StoredAnswer } from './idempotency-keys.js';
 
-export type { KeyClaim, KeyedRequest, StoredAnswer };
+export type { BookCount, KeyClaim, KeyedRequest, StoredAnswer };
 
 /** An update's outcome: the book as written, no such book, or (with `ifVersion`) the book is at another version. */
 export type UpdateOutcome = VersionedBook | 'missing' | 'changed';
@@ -91,6 +94,10 @@ export interface BookStore {
    * the exact id. The store writes the JSON (SQLite, PostgreSQL) so no row objects are built.
    */
   listPageJson(afterId: bigint, limit: number): Promise<BookPage>;
+  /** One page of the list in the query's order, searched or not (keyset paging: src/store/book-query.ts). */
+  findBooks(query: BookQuery): Promise<StoredBook[]>;
+  /** How many books match the search terms (all books: none): counted, or the database's estimate for a large collection. */
+  countBooks(terms: readonly string[]): Promise<BookCount>;
   get(id: bigint): Promise<VersionedBook | undefined>;
   /** Applies the given fields (none: reads the book). */
   update(id: bigint, changes: Partial<BookFields>, options?: WriteOptions<UpdateOutcome>): Promise<UpdateOutcome>;

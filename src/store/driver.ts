@@ -5,7 +5,9 @@
 // answers with books, pages and flags, never rows.
 import type { ColumnBuilderCallback, ColumnDataType, Expression, Kysely, RawBuilder } from 'kysely';
 import type { Logger } from 'pino';
-import type { BookFields, VersionedBook } from '../books/book.js';
+import type { BookFields, StoredBook, VersionedBook } from '../books/book.js';
+import type { BookQuery } from '../books/book-query.js';
+import type { BookCount, BookListSql } from './book-query.js';
 import type { BookPage, NodeUse, PoolStats } from './book-store.js';
 import type { BookDatabase, RunQuery } from './books-table.js';
 import type { StoreErrorKind } from './errors.js';
@@ -68,6 +70,8 @@ export interface BooksTableDdl {
   tableOptions: Expression<unknown> | undefined;
   /** Whether an index exists, for a database without CREATE INDEX IF NOT EXISTS (MySQL). */
   indexExists?(db: Kysely<unknown>, table: string, index: string): Promise<boolean>;
+  /** How the list sorts and searches, and the indexes for it (src/<kind>/list.ts). */
+  list: BookListSql;
 }
 
 /**
@@ -108,6 +112,10 @@ export interface BookStoreDriver extends BookOperations {
 
   /** Up to `limit` books with an id above `afterId`, by id, as one page of JSON. */
   selectPage(afterId: bigint, limit: number): Promise<BookPage>;
+  /** One page of the list in any order, searched or not (book-query.ts). */
+  selectBooks(query: BookQuery): Promise<StoredBook[]>;
+  /** How many books match the terms (book-query.ts). */
+  countBooks(terms: readonly string[]): Promise<BookCount>;
 
   /**
    * Runs `work` in one transaction on one connection: everything it writes through `tx`

@@ -36,6 +36,8 @@ export const SHARED_SCHEMAS: readonly TSchema[] = [
   // Error envelopes, by status; the unions beside their members.
   shared.InvalidLoginPayloadResponse, shared.InvalidInputResponse, shared.InvalidIdempotencyKeyResponse, book.BadBookWriteResponse,
   shared.InvalidCredentialsResponse, shared.TokenRequiredResponse, shared.InvalidTokenResponse, shared.UnauthorizedResponse,
+  book.InvalidLimitResponse, book.InvalidSortResponse, book.InvalidSearchResponse, book.CursorNotIssuedResponse, book.CursorForOtherListResponse,
+  book.BadListRequestResponse,
   shared.BookNotFoundResponse, shared.IdempotencyKeyInProgressResponse, shared.PreconditionFailedResponse, shared.IdempotencyKeyReusedResponse,
   shared.BodyTooLargeResponse, shared.TooManyRequestsResponse,
   shared.InternalErrorResponse, shared.TokenSigningFailedResponse, token.TokenServerErrorResponse, shared.ServiceUnavailableResponse,
@@ -119,11 +121,13 @@ export const DOCUMENT_OPTIONS: FastifyDynamicSwaggerOptions = {
   // document shows what a valid id is instead, an int64 from 1 up: only the schema handed
   // to the document changes, never the one the route validates with.
   // The book operations' headers (Idempotency-Key, If-Match, If-None-Match, ETag,
-  // Idempotent-Replayed) are read by the routes themselves; the document lists them.
+  // Idempotent-Replayed) are read by the routes themselves; the document lists them. So are
+  // GET /books's parameters (each bad value has a message of its own).
   transform: ({ schema, url }) => {
     if (!schema) return { url, schema };
     const documented = { ...schema } as typeof schema & { operationId?: string; response?: Record<number, object> };
     if (schema.params === book.BookIdParams) documented.params = book.DocumentedBookIdParams;
+    if (documented.operationId === 'listBooks') documented.querystring = book.DocumentedListQuery;
     const headers = documented.operationId === undefined ? undefined : book.DocumentedBookHeaders[documented.operationId];
     if (headers?.request) documented.headers = headers.request;
     if (headers?.answers && documented.response) {

@@ -4,12 +4,14 @@ import type { BooksTableDdl } from '../driver.js';
 import { createBooks } from './001-create-books.js';
 import { addBookVersions } from './002-book-versions.js';
 import { createIdempotencyKeys } from './003-idempotency-keys.js';
+import { addListIndexes } from './004-list-indexes.js';
 
 /** Each migration by name, given what the store's database module says about the books table. */
 const MIGRATIONS: Record<string, (booksTable: BooksTableDdl) => Migration> = {
   '001-create-books': createBooks,
   '002-book-versions': addBookVersions,
   '003-idempotency-keys': createIdempotencyKeys,
+  '004-list-indexes': addListIndexes,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);

@@ -7,8 +7,10 @@ import type { BookPage } from '../book-store.js';
 import { bind, toBigInt, toStoredBook, toVersionedBook, VERSIONED_BOOK_COLUMNS, type BookDatabase, type BookRow, type RunQuery } from '../books-table.js';
 import { byIdQueries, updateById } from '../by-id.js';
 import type { BookOperations, BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
+import { bookQueries } from '../book-query.js';
 import { idempotencyKeyQueries } from '../idempotency-keys.js';
 import { classifyMysqlError } from './errors.js';
+import { indexExists, mysqlList } from './list.js';
 import type { MysqlTarget } from './mysql-config.js';
 import { createNodePools, mysqlPoolStats } from './pool.js';
 
@@ -16,11 +18,8 @@ const BOOKS_TABLE: BooksTableDdl = {
   idColumn: { type: 'bigint', build: (col) => col.primaryKey().autoIncrement() },
   // Full Unicode whatever the server's default character set; binary collation keeps text exact.
   tableOptions: sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`,
-  async indexExists(db, table, index) {
-    const { rows } = await sql<{ found: number }>`select count(*) as found from information_schema.statistics
-      where table_schema = database() and table_name = ${table} and index_name = ${index}`.execute(db);
-    return Number(rows[0]?.found ?? 0) > 0;
-  },
+  indexExists,
+  list: mysqlList,
 };
 
 const NOW_MS = sql<number>`cast(unix_timestamp(now(3)) * 1000 as signed)`;
@@ -32,6 +31,7 @@ export const mysql: DatabaseModule<MysqlTarget> = {
     const db = new Kysely<BookDatabase>({ dialect: new MysqlDialect({ pool }) });
     const run: RunQuery = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
     const byId = byIdQueries(db);
+    const list = bookQueries(db, mysqlList);
     // Compiled once; parameters in the order of the values: title, author, year.
     const insert = db.insertInto('books').values({ title: '', author: '', year: 0 }).compile();
     /** The insert and the update on `trx`'s connection, inside a transaction the caller runs. */
@@ -75,6 +75,8 @@ export const mysql: DatabaseModule<MysqlTarget> = {
           lastId: last === undefined ? undefined : toBigInt(last.id),
         };
       },
+      selectBooks: (query) => list.selectBooks(run, query),
+      countBooks: (terms) => list.countBooks(run, terms),
       poolStats: () => mysqlPoolStats(selector.poolInUse, options),
       nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
       databaseSystem: () => (mariaDbInUse() ? 'mariadb' : 'mysql'),

@@ -6,9 +6,11 @@ import type { BookPage } from '../book-store.js';
 import { bind, type BookDatabase, type RunQuery } from '../books-table.js';
 import { byIdQueries } from '../by-id.js';
 import { DEFAULT_POOL_MAX, type BooksTableDdl, type BookStoreDriver, type DatabaseModule } from '../driver.js';
+import { bookQueries } from '../book-query.js';
 import { idempotencyKeyQueries } from '../idempotency-keys.js';
 import { returningWrites } from '../returning.js';
 import { classifyPostgresError } from './errors.js';
+import { postgresList } from './list.js';
 import type { PostgresTarget } from './postgres-config.js';
 import { createNodePools } from './pool.js';
 
@@ -17,6 +19,7 @@ const NOW_MS = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::int8`
 const BOOKS_TABLE: BooksTableDdl = {
   idColumn: { type: 'bigint', build: (col) => col.primaryKey().generatedByDefaultAsIdentity() },
   tableOptions: undefined,
+  list: postgresList,
 };
 
 /** A whole page in one row: its books' JSON already joined, how many, and the last id. */
@@ -35,6 +38,7 @@ export const postgres: DatabaseModule<PostgresTarget> = {
     const run: RunQuery = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
     const byId = byIdQueries(db);
     const returning = returningWrites(db);
+    const list = bookQueries(db, postgresList);
     // row_to_json writes each book in BOOK_COLUMNS order (the subquery's), the id exact, and
     // string_agg joins the page into one text: a page of 1,000 books is one value, not 1,000
     // row objects (that garbage grew the heap when listing large collections:
@@ -67,6 +71,8 @@ export const postgres: DatabaseModule<PostgresTarget> = {
         const { json, count, lastId } = (await run(bind(page, [afterId, limit]))).rows[0] as AggregatedPage;
         return { json, count: Number(count), lastId: lastId ?? undefined };
       },
+      selectBooks: (query) => list.selectBooks(run, query),
+      countBooks: (terms) => list.countBooks(run, terms),
       poolStats() {
         const inUse = selector.poolInUse;
         return { total: inUse.totalCount, idle: inUse.idleCount, waiting: inUse.waitingCount, max };

@@ -7,10 +7,12 @@ import type { BookPage } from '../book-store.js';
 import { bind, type BookDatabase, type RunQuery } from '../books-table.js';
 import { byIdQueries } from '../by-id.js';
 import type { BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
+import { bookQueries } from '../book-query.js';
 import { idempotencyKeyQueries } from '../idempotency-keys.js';
 import { returningWrites } from '../returning.js';
 import { openSqliteConnection } from './connection.js';
 import { classifySqliteError } from './errors.js';
+import { sqliteList } from './list.js';
 import type { SqliteTarget } from './sqlite-config.js';
 
 // julianday('now') has millisecond precision; 2440587.5 is the Unix epoch's Julian day.
@@ -20,6 +22,7 @@ const BOOKS_TABLE: BooksTableDdl = {
   // INTEGER PRIMARY KEY is the 64-bit rowid; AUTOINCREMENT, or SQLite may hand out a deleted book's id again.
   idColumn: { type: 'integer', build: (col) => col.primaryKey().autoIncrement() },
   tableOptions: undefined,
+  list: sqliteList,
 };
 
 /** `'id', id, 'title', title, …`: each column under its own name, as bookJson() writes it. */
@@ -41,6 +44,7 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
     // unless a writer was given.
     const write: RunQuery = writer ? (query) => writer.write(query) : read;
     const byId = byIdQueries(db);
+    const list = bookQueries(db, sqliteList);
     const returning = returningWrites(db);
     // Each row is the book's JSON text itself, written by SQLite in BOOK_COLUMNS order, the
     // id exact (no row objects to build: a large part of the query's cost, measured in
@@ -62,6 +66,8 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
         const books = await whenFree(() => connection.executePlucked(bind(page, [afterId, limit])).rows);
         return { json: books.join(','), count: books.length, lastId: idOfBookJson(books.at(-1)) };
       },
+      selectBooks: (query) => list.selectBooks(read, query),
+      countBooks: (terms) => list.countBooks(read, terms),
       async transaction(work) {
         while (transactionEnded) await transactionEnded;
         let end!: () => void;

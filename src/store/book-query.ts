@@ -1,0 +1,81 @@
+// A page of the list in any order, searched or not (src/books/book-query.ts), the same query
+// on every database: what differs is the database's search condition and how it compares text
+// (its BookListSql). Keyset pagination: a page starts after the last book of the one before,
+// by the sort's column and then by id, so each page is read from an index in O(page) whatever
+// the collection's size, and writes between two pages do not shift them.
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { BOOK_COLUMNS, type StoredBook } from '../books/book.js';
+import type { BookQuery, SortField } from '../books/book-query.js';
+import { toStoredBook, type BookDatabase, type BookRow, type RunQuery } from './books-table.js';
+
+/**
+ * What a database says about the list (one per src/store/<kind>/list.ts): how it compares text,
+ * how it searches, and the indexes that make both fast (migration 004 creates them).
+ */
+export interface BookListSql {
+  /**
+   * The expression a text column is sorted by, in the queries and in the sort indexes alike:
+   * every database compares by code point, so the order is the same on each.
+   */
+  textKey(column: 'title' | 'author'): Expression<string>;
+  /** The condition that each term starts a word of the book's title or author (at least one term). */
+  matches(terms: readonly string[], run: RunQuery): Expression<SqlBool> | Promise<Expression<SqlBool>>;
+  /** The database's own estimate of how many books there are (its statistics), if it keeps one. */
+  estimateCount?(run: RunQuery): Promise<number | undefined>;
+  /** Creates the search's text index over the books there are (and keeps it with every write from then on). */
+  createSearchIndex(db: Kysely<unknown>): Promise<void>;
+  dropSearchIndex(db: Kysely<unknown>): Promise<void>;
+}
+
+/** How many books match: counted, or the database's estimate. */
+export interface BookCount {
+  count: number;
+  exact: boolean;
+}
+
+/** Up to this many books, an estimate is not worth it: they are counted. */
+export const COUNTED_UP_TO = 10_000;
+
+export function bookQueries(db: Kysely<BookDatabase>, dialect: BookListSql) {
+  const sortKey = (field: SortField): Expression<unknown> =>
+    field === 'title' || field === 'author' ? dialect.textKey(field) : sql.ref(field);
+
+  return {
+    /** One page of the books the query asks for, in its order. */
+    async selectBooks(run: RunQuery, { sort, terms, after, limit }: BookQuery): Promise<StoredBook[]> {
+      const direction = sort.descending ? 'desc' : 'asc';
+      const beyond = sort.descending ? '<' : '>';
+      const key = sortKey(sort.field);
+      let query = db.selectFrom('books').select(BOOK_COLUMNS);
+      if (terms.length > 0) query = query.where(await dialect.matches(terms, run));
+      if (after && sort.field === 'id') query = query.where('id', beyond, after.id);
+      else if (after) {
+        // (key, id) beyond (value, id), written so that every database reads it as a range of
+        // the (key, id) index: key at or beyond the value, and past the last id among equal keys.
+        const { value, id } = after;
+        query = query.where((eb) =>
+          eb.and([eb(key, `${beyond}=`, value), eb.or([eb(key, beyond, value), eb('id', beyond, id)])]),
+        );
+      }
+      query = query.orderBy(key, direction);
+      if (sort.field !== 'id') query = query.orderBy('id', direction);
+      const { rows } = await run(query.limit(limit).compile());
+      return (rows as BookRow[]).map(toStoredBook);
+    },
+
+    /**
+     * How many books match the terms: counted when there are terms (the search's index bounds
+     * the work) or few books; otherwise the database's estimate, where it keeps one.
+     */
+    async countBooks(run: RunQuery, terms: readonly string[]): Promise<BookCount> {
+      if (terms.length === 0 && dialect.estimateCount) {
+        const estimate = await dialect.estimateCount(run);
+        if (estimate !== undefined && estimate > COUNTED_UP_TO) return { count: estimate, exact: false };
+      }
+      let query = db.selectFrom('books').select((eb) => eb.fn.countAll().as('count'));
+      if (terms.length > 0) query = query.where(await dialect.matches(terms, run));
+      const { rows } = await run(query.compile());
+      return { count: Number((rows[0] as { count: number | bigint | string }).count), exact: true };
+    },
+  };
+}
