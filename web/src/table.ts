@@ -69,6 +69,7 @@ export async function loadBooks(): Promise<void> {
 export function clearBooks(): void {
   cancel();
   window.clearTimeout(filterTimer);
+  filterTimer = undefined;
   books.clear();
   shown = undefined;
   total = undefined;
@@ -325,25 +326,46 @@ ui.filter.addEventListener('input', () => {
   // The answer on its way is for older text: dropped now, so it never shows after this key.
   cancel();
   window.clearTimeout(filterTimer);
-  filterTimer = window.setTimeout(() => go(firstPageOf({ ...state, q: ui.filter.value }), 'replace'), FILTER_DELAY_MS);
+  filterTimer = window.setTimeout(() => {
+    filterTimer = undefined;
+    go(firstPageOf({ ...state, q: ui.filter.value }), 'replace');
+  }, FILTER_DELAY_MS);
 });
+
+/**
+ * The state with the filter text as typed, even if its pause has not passed yet: a sort or a
+ * page size chosen right after typing applies to the new text (and does not put the old one back).
+ */
+function withTypedFilter(): ListState {
+  if (filterTimer === undefined) return state;
+  window.clearTimeout(filterTimer);
+  filterTimer = undefined;
+  return firstPageOf({ ...state, q: ui.filter.value });
+}
 
 for (const header of ui.table.querySelectorAll<HTMLTableCellElement>('th[data-column]')) {
   header.querySelector('button')?.addEventListener('click', () => {
+    const current = withTypedFilter();
     const column = header.dataset.column as Column;
-    const descending = column === state.column && !state.descending;
-    go(firstPageOf({ ...state, column, descending }), 'push');
+    const descending = column === current.column && !current.descending;
+    go(firstPageOf({ ...current, column, descending }), 'push');
   });
 }
 
 ui.pageSize.replaceChildren(...PAGE_SIZES.map((size) => new Option(String(size))));
 ui.pageSize.addEventListener('change', () => {
   // Cursors do not depend on the page size, but the page numbers before this one would: start again.
-  go(firstPageOf({ ...state, size: Number(ui.pageSize.value) }), 'push');
+  go(firstPageOf({ ...withTypedFilter(), size: Number(ui.pageSize.value) }), 'push');
 });
 
-ui.previous.addEventListener('click', () => go(previousPage(state), 'push'));
+// A page turn while a new filter text waits for its pause: that text's first page instead.
+ui.previous.addEventListener('click', () => {
+  const current = withTypedFilter();
+  go(current === state ? previousPage(state) : current, 'push');
+});
 ui.next.addEventListener('click', () => {
+  const current = withTypedFilter();
+  if (current !== state) return go(current, 'push');
   // Only from the page on screen: a second click before its answer arrives does nothing.
   if (shown?.state !== state || shown.next === undefined) return;
   go(nextPage(state, shown.next), 'push');
@@ -354,6 +376,8 @@ function followLocation(): void {
   if (!signedIn() || !isListFragment(location.hash)) return;
   const named = fromFragment(location.hash);
   if (toFragment(named) === toFragment(state)) return;
+  window.clearTimeout(filterTimer);
+  filterTimer = undefined;
   state = named;
   showControls();
   ui.listError.textContent = '';
