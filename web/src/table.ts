@@ -194,7 +194,8 @@ async function fetchPage(): Promise<void> {
     };
     render();
     // A later page carries no count: the first page of the same filter says it (one book long).
-    if (asked.cursors.length > 0 && (total?.q !== q || total.stale)) await fetchTotal(asked, request, controller.signal);
+    // The page is shown already; without the count it only lacks "of N books".
+    if (asked.cursors.length > 0 && (total?.q !== q || total.stale)) await fetchTotal(asked, request, controller.signal).catch(() => undefined);
   } catch (error) {
     if (controller.signal.aborted || request !== listRequest) return;
     ui.listStatus.textContent = '';
