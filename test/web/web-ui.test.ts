@@ -1046,7 +1046,7 @@ describeIf('chromium')('the web page in headless Chromium', () => {
           await other.page.goto(link);
           await signIn(other.page);
           await poll(() => rows(other.page)).toEqual(want.slice(40, 60));
-          expect(await position(other.page)).toBe(`Page 3 of ${Math.ceil(want.length / 20)}`);
+          await poll(() => position(other.page)).toBe(`Page 3 of ${Math.ceil(want.length / 20)}`);
           await poll(() => status(other.page)).toBe(`Showing 41–60 of ${want.length} books matching “tolkien”, sorted by year descending.`);
           expect(await other.page.getByLabel('Filter by title or author').inputValue()).toBe('tolkien');
           expect(await other.page.getByLabel('Books per page').inputValue()).toBe('20');
