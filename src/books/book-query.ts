@@ -32,6 +32,8 @@ export interface BookQuery {
   after?: KeysetPosition;
   /** At most this many books. */
   limit: number;
+  /** Whether to say how many books match in all (the first page's X-Total-Count). */
+  counted?: boolean;
 }
 
 /** `q` may hold at most this many characters… */

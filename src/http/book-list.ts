@@ -84,7 +84,7 @@ export async function* matchingPieces(store: BookStore, query: Omit<BookQuery, '
   let after = query.after;
   let separator = '';
   for (;;) {
-    const books = await store.findBooks({ ...query, after, limit: LIST_PAGE_SIZE });
+    const { books } = await store.findBooks({ ...query, after, limit: LIST_PAGE_SIZE });
     if (books.length > 0) yield Buffer.from(separator + books.map(bookJson).join(','));
     const last = books.at(-1);
     if (last === undefined || books.length < LIST_PAGE_SIZE) break;

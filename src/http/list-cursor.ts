@@ -31,8 +31,11 @@ export function listCursors(secret: string): ListCursors {
     read(cursor, sort, terms) {
       const [payload, signature, extra] = cursor.split('.');
       if (payload === undefined || signature === undefined || extra !== undefined) return 'not-issued';
-      const given = Buffer.from(signature, 'base64url');
-      if (given.length !== MAC_BYTES || !timingSafeEqual(given, mac(payload))) return 'not-issued';
+      // Compared as text: base64 decoding ignores the last character's spare bits, so two
+      // texts decode to the same bytes, and only the one issued is the service's cursor.
+      const given = Buffer.from(signature);
+      const expected = Buffer.from(mac(payload).toString('base64url'));
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'not-issued';
       // Signed by this service: its shape is ours.
       const [list, value, id] = JSON.parse(Buffer.from(payload, 'base64url').toString()) as [string, string | number, string];
       if (list !== listOf(sort, terms)) return 'other-list';

@@ -157,17 +157,14 @@ const bookRoutes: FastifyPluginAsyncTypebox<BookRoutesOptions> = async (app, { s
     const { sort, terms, after, limit } = list;
     if (limit === undefined) return sendPreSerializedJson(reply, Readable.from(matchingPieces(store, { sort, terms, after })));
     // One book more than the page: whether a next page exists, so the last page has no link.
-    const [books, count] = await Promise.all([
-      store.findBooks({ sort, terms, after, limit: limit + 1 }),
-      after === undefined ? store.countBooks(terms) : undefined,
-    ]);
+    const { books, total } = await store.findBooks({ sort, terms, after, limit: limit + 1, counted: after === undefined });
     if (books.length > limit) {
       books.length = limit;
       const last = books[limit - 1]!;
       const cursor = cursors.issue(sort, terms, { value: sortValueOf(last, sort.field), id: last.id });
       reply.header('link', `<${nextPageUrl(list, limit, cursor)}>; rel="next"`);
     }
-    if (count) reply.header(count.exact ? 'x-total-count' : 'x-total-count-estimate', String(count.count));
+    if (total) reply.header(total.exact ? 'x-total-count' : 'x-total-count-estimate', String(total.count));
     return reply.send(envelope(200, Messages.booksRetrieved, books));
   }
 

@@ -18,6 +18,12 @@ export interface BookListSql {
    * every database compares by code point, so the order is the same on each.
    */
   textKey(column: 'title' | 'author'): Expression<string>;
+  /**
+   * How "after (value, id) in the order" is written so that the database reads it as one range
+   * of the (key, id) index: a row comparison `(key, id) > (value, id)` (PostgreSQL, SQLite), or
+   * `key > value or (key = value and id > id)` (MySQL, which reads a row comparison as a scan).
+   */
+  keyset: 'row-comparison' | 'or';
   /** The condition that each term starts a word of the book's title or author (at least one term). */
   matches(terms: readonly string[], run: RunQuery): Expression<SqlBool> | Promise<Expression<SqlBool>>;
   /** The database's own estimate of how many books there are (its statistics), if it keeps one. */
@@ -33,6 +39,12 @@ export interface BookCount {
   exact: boolean;
 }
 
+/** A page of books, and how many match when asked (BookQuery.counted). */
+export interface FoundBooks {
+  books: StoredBook[];
+  total?: BookCount;
+}
+
 /** Up to this many books, an estimate is not worth it: they are counted. */
 export const COUNTED_UP_TO = 10_000;
 
@@ -41,26 +53,36 @@ export function bookQueries(db: Kysely<BookDatabase>, dialect: BookListSql) {
     field === 'title' || field === 'author' ? dialect.textKey(field) : sql.ref(field);
 
   return {
-    /** One page of the books the query asks for, in its order. */
-    async selectBooks(run: RunQuery, { sort, terms, after, limit }: BookQuery): Promise<StoredBook[]> {
+    /**
+     * One page of the books the query asks for, in its order, and (`counted`) how many match:
+     * with search terms, counted by the same statement (the search finds every match anyway);
+     * without, by countBooks beside it.
+     */
+    async selectBooks(run: RunQuery, { sort, terms, after, limit, counted }: BookQuery): Promise<FoundBooks> {
+      if (counted && terms.length === 0) {
+        const [{ books }, total] = await Promise.all([this.selectBooks(run, { sort, terms, after, limit }), this.countBooks(run, terms)]);
+        return { books, total };
+      }
       const direction = sort.descending ? 'desc' : 'asc';
       const beyond = sort.descending ? '<' : '>';
       const key = sortKey(sort.field);
       let query = db.selectFrom('books').select(BOOK_COLUMNS);
+      if (counted) query = query.select(sql<number | bigint | string>`count(*) over ()`.as('total'));
       if (terms.length > 0) query = query.where(await dialect.matches(terms, run));
       if (after && sort.field === 'id') query = query.where('id', beyond, after.id);
       else if (after) {
-        // (key, id) beyond (value, id), written so that every database reads it as a range of
-        // the (key, id) index: key at or beyond the value, and past the last id among equal keys.
         const { value, id } = after;
         query = query.where((eb) =>
-          eb.and([eb(key, `${beyond}=`, value), eb.or([eb(key, beyond, value), eb('id', beyond, id)])]),
+          dialect.keyset === 'row-comparison'
+            ? sql<SqlBool>`(${key}, ${sql.ref('id')}) ${sql.raw(beyond)} (${value}, ${id})`
+            : eb.or([eb(key, beyond, value), eb.and([eb(key, '=', value), eb('id', beyond, id)])]),
         );
       }
       query = query.orderBy(key, direction);
       if (sort.field !== 'id') query = query.orderBy('id', direction);
-      const { rows } = await run(query.limit(limit).compile());
-      return (rows as BookRow[]).map(toStoredBook);
+      const rows = (await run(query.limit(limit).compile())).rows as Array<BookRow & { total?: number | bigint | string }>;
+      const books = rows.map(toStoredBook);
+      return counted ? { books, total: { count: Number(rows[0]?.total ?? 0), exact: true } } : { books };
     },
 
     /**

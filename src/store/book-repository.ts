@@ -40,7 +40,6 @@ export function bookRepository(driver: BookStoreDriver, { idempotencyTtlMs }: Re
     },
     listPageJson: (afterId, limit) => driver.selectPage(afterId, limit),
     findBooks: (query) => driver.selectBooks(query),
-    countBooks: (terms) => driver.countBooks(terms),
     get: (id) => driver.selectBook(id),
     update(id, changes, { ifVersion, idempotency } = {}) {
       if (!idempotency) return updateOn(driver, id, changes, ifVersion);

@@ -1,13 +1,13 @@
 // A layer around a BookStore (retrying-book-store.ts, key-purge.ts, and the speed paths' layers
 // in src/fast/): each layer overrides the operations it changes; what it does not change goes
 // on to the store inside.
-import type { BookFields, StoredBook, VersionedBook } from '../books/book.js';
+import type { BookFields, VersionedBook } from '../books/book.js';
 import type { BookQuery } from '../books/book-query.js';
 import type {
-  BookCount,
   BookPage,
   BookStore,
   DeleteOutcome,
+  FoundBooks,
   KeyClaim,
   KeyedRequest,
   KeyedWrite,
@@ -28,12 +28,8 @@ export abstract class BookStoreLayer implements BookStore {
     return this.inner.listPageJson(afterId, limit);
   }
 
-  findBooks(query: BookQuery): Promise<StoredBook[]> {
+  findBooks(query: BookQuery): Promise<FoundBooks> {
     return this.inner.findBooks(query);
-  }
-
-  countBooks(terms: readonly string[]): Promise<BookCount> {
-    return this.inner.countBooks(terms);
   }
 
   get(id: bigint): Promise<VersionedBook | undefined> {

@@ -27,12 +27,12 @@
 //                       statements, its writer; PostgreSQL: named prepared statements), the
 //                       insert, update and list-page strategies, and errors.ts (its classifier)
 
-import type { BookFields, StoredBook, VersionedBook } from '../books/book.js';
+import type { BookFields, VersionedBook } from '../books/book.js';
 import type { BookQuery } from '../books/book-query.js';
-import type { BookCount } from './book-query.js';
+import type { BookCount, FoundBooks } from './book-query.js';
 import type { KeyClaim, KeyedRequest, StoredAnswer } from './idempotency-keys.js';
 
-export type { BookCount, KeyClaim, KeyedRequest, StoredAnswer };
+export type { BookCount, FoundBooks, KeyClaim, KeyedRequest, StoredAnswer };
 
 /** An update's outcome: the book as written, no such book, or (with `ifVersion`) the book is at another version. */
 export type UpdateOutcome = VersionedBook | 'missing' | 'changed';
@@ -94,10 +94,12 @@ export interface BookStore {
    * the exact id. The store writes the JSON (SQLite, PostgreSQL) so no row objects are built.
    */
   listPageJson(afterId: bigint, limit: number): Promise<BookPage>;
-  /** One page of the list in the query's order, searched or not (keyset paging: src/store/book-query.ts). */
-  findBooks(query: BookQuery): Promise<StoredBook[]>;
-  /** How many books match the search terms (all books: none): counted, or the database's estimate for a large collection. */
-  countBooks(terms: readonly string[]): Promise<BookCount>;
+  /**
+   * One page of the list in the query's order, searched or not (keyset paging:
+   * src/store/book-query.ts), and, when the query asks, how many books match: counted, or the
+   * database's estimate for a large collection without search terms.
+   */
+  findBooks(query: BookQuery): Promise<FoundBooks>;
   get(id: bigint): Promise<VersionedBook | undefined>;
   /** Applies the given fields (none: reads the book). */
   update(id: bigint, changes: Partial<BookFields>, options?: WriteOptions<UpdateOutcome>): Promise<UpdateOutcome>;

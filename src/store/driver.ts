@@ -5,9 +5,9 @@
 // answers with books, pages and flags, never rows.
 import type { ColumnBuilderCallback, ColumnDataType, Expression, Kysely, RawBuilder } from 'kysely';
 import type { Logger } from 'pino';
-import type { BookFields, StoredBook, VersionedBook } from '../books/book.js';
+import type { BookFields, VersionedBook } from '../books/book.js';
 import type { BookQuery } from '../books/book-query.js';
-import type { BookCount, BookListSql } from './book-query.js';
+import type { BookListSql, FoundBooks } from './book-query.js';
 import type { BookPage, NodeUse, PoolStats } from './book-store.js';
 import type { BookDatabase, RunQuery } from './books-table.js';
 import type { StoreErrorKind } from './errors.js';
@@ -112,10 +112,8 @@ export interface BookStoreDriver extends BookOperations {
 
   /** Up to `limit` books with an id above `afterId`, by id, as one page of JSON. */
   selectPage(afterId: bigint, limit: number): Promise<BookPage>;
-  /** One page of the list in any order, searched or not (book-query.ts). */
-  selectBooks(query: BookQuery): Promise<StoredBook[]>;
-  /** How many books match the terms (book-query.ts). */
-  countBooks(terms: readonly string[]): Promise<BookCount>;
+  /** One page of the list in any order, searched or not, and how many match if asked (book-query.ts). */
+  selectBooks(query: BookQuery): Promise<FoundBooks>;
 
   /**
    * Runs `work` in one transaction on one connection: everything it writes through `tx`

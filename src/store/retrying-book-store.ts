@@ -2,9 +2,9 @@
 // retry.ts: the work was rolled back and may succeed when run again), and here, in one place,
 // a failure becomes what the HTTP side sees: StoreUnavailableError (503) when the store cannot
 // be reached or the conflicts did not stop, the error itself (500) otherwise.
-import type { BookFields, StoredBook, VersionedBook } from '../books/book.js';
+import type { BookFields, VersionedBook } from '../books/book.js';
 import type { BookQuery } from '../books/book-query.js';
-import type { BookCount, BookPage, BookStore, DeleteOutcome, KeyClaim, KeyedRequest, KeyedWrite, UpdateOutcome, WriteOptions } from './book-store.js';
+import type { BookPage, FoundBooks, BookStore, DeleteOutcome, KeyClaim, KeyedRequest, KeyedWrite, UpdateOutcome, WriteOptions } from './book-store.js';
 import { BookStoreLayer } from './book-store-layer.js';
 import { StoreUnavailableError, rethrowStoreError, type StoreErrorKind } from './errors.js';
 import { CONFLICTS, retrier, type Retrier } from './retry.js';
@@ -31,12 +31,8 @@ export class RetryingBookStore extends BookStoreLayer {
     return this.conflicts.run(() => this.inner.listPageJson(afterId, limit));
   }
 
-  override findBooks(query: BookQuery): Promise<StoredBook[]> {
+  override findBooks(query: BookQuery): Promise<FoundBooks> {
     return this.conflicts.run(() => this.inner.findBooks(query));
-  }
-
-  override countBooks(terms: readonly string[]): Promise<BookCount> {
-    return this.conflicts.run(() => this.inner.countBooks(terms));
   }
 
   override get(id: bigint): Promise<VersionedBook | undefined> {

@@ -91,7 +91,6 @@ export function traceDriver(driver: BookStoreDriver, spans: WorkSpans): BookStor
     ...bookOperations(driver),
     selectPage: traced(SELECT_BOOKS, driver.selectPage),
     selectBooks: traced(SELECT_BOOKS, driver.selectBooks),
-    countBooks: traced(SELECT_BOOKS, driver.countBooks),
     transaction(work) {
       const parents = spans.recordingParents();
       if (parents.length === 0) return driver.transaction(work);

@@ -134,7 +134,12 @@ const EXPECTED_ANSWERS: Record<string, Record<number, string[]>> = {
     413: [Messages.bodyTooLarge],
     ...store,
   },
-  'GET /books': { 200: [Messages.booksRetrieved], 401: unauthorized, ...store },
+  'GET /books': {
+    200: [Messages.booksRetrieved],
+    400: [Messages.invalidLimit, Messages.invalidSort, Messages.invalidSearch, Messages.cursorNotIssued, Messages.cursorForOtherList],
+    401: unauthorized,
+    ...store,
+  },
   'GET /book/{id}': { 200: [Messages.bookRetrieved], 401: unauthorized, 404: [Messages.bookNotFound], ...store },
   'PUT /book/{id}': {
     200: [Messages.bookUpdated],
@@ -380,6 +385,22 @@ describe('GET /openapi.json', () => {
     expect(answerHeaders('GET /book/{id}', '304')).toEqual(['ETag']);
     expect(answerHeaders('PUT /book/{id}', '200')).toEqual(['ETag', 'Idempotent-Replayed']);
     expect(answerHeaders('DELETE /book/{id}', '200')).toEqual(['Idempotent-Replayed']);
+    expect(answerHeaders('GET /books', '200')).toEqual(['Link', 'X-Total-Count', 'X-Total-Count-Estimate']);
+  });
+
+  it('GET /books documents its parameters (limit, cursor, sort, q), all optional, so a generated client can page', async () => {
+    const document = await fetchDocument();
+    const query = (operation(document, 'GET /books').parameters ?? []).filter((parameter) => parameter.in === 'query');
+    expect(query.map((parameter) => [parameter.name, parameter.required ?? false])).toEqual([
+      ['limit', false],
+      ['cursor', false],
+      ['sort', false],
+      ['q', false],
+    ]);
+    const schemaOf = (name: string) => query.find((parameter) => parameter.name === name)?.schema as Record<string, unknown>;
+    expect(schemaOf('limit')).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000 });
+    expect(JSON.stringify(schemaOf('sort'))).toContain('-year');
+    expect(schemaOf('q')).toMatchObject({ type: 'string', maxLength: 200 });
   });
 
   it('named schemas sit in components.schemas; bodies and JSON responses refer to them by $ref', async () => {

@@ -4,7 +4,9 @@
 // assertion, type-checks under `strict` with zero diagnostics, then runs against the service:
 // login → create with an Idempotency-Key → the same again (replayed, same book) → the key with
 // another body (422) → list → get (ETag) → update with If-Match → the same If-Match again (412)
-// → delete → get answers 404 "Book not found". Header parameters and the new statuses are typed.
+// → two pages of one book by -year, the second through the Link header's cursor, and a bad limit
+// (400) → delete → get answers 404 "Book not found". Header and query parameters and the new
+// statuses are typed.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -36,6 +38,7 @@ import {
   updateBook,
   type Book,
   type BookNotFoundResponse,
+  type InvalidLimitResponse,
   type IdempotencyKeyReusedResponse,
   type PreconditionFailedResponse,
 } from './generated/index.js';
@@ -49,6 +52,8 @@ export interface Outcome {
   listed: { status: 200; message: 'Books retrieved successfully'; books: Book[] };
   read: { status: 200; message: 'Book retrieved successfully'; book: Book };
   updated: { status: 200; message: 'Book updated successfully'; book: Book };
+  pages: { first: Book[]; total: string | null; second: Book[]; last: boolean };
+  badLimit: { status: 400; message: 'Invalid limit: expected an integer from 1 to 1000' };
   deleted: { status: 200; message: 'Book deleted successfully'; data: null };
   gone: { httpStatus: number; status: 404; message: 'Book not found' };
 }
@@ -98,6 +103,23 @@ export async function run(baseUrl: string, username: string, password: string): 
   if (overwrite.error.status !== 412) fail('PUT /book/{id} with a stale If-Match', overwrite.response);
   const stale: PreconditionFailedResponse = overwrite.error;
 
+  // A page at a time: the newest first, then the page the Link header points to.
+  const emma = await createBook({ client: api, body: { title: 'Emma', author: 'Jane Austen', year: 1815 } });
+  if (emma.data === undefined) fail('POST /book (Emma)', emma.response);
+  const first = await listBooks({ client: api, query: { limit: 1, sort: '-year' } });
+  if (first.data === undefined) fail('GET /books?limit=1&sort=-year', first.response);
+  const link = first.response.headers.get('Link') ?? '';
+  const cursor = new URL(link.slice(link.indexOf('<') + 1, link.indexOf('>')), baseUrl).searchParams.get('cursor');
+  if (cursor === null) fail('GET /books?limit=1 without a next page', first.response);
+  const second = await listBooks({ client: api, query: { limit: 1, sort: '-year', cursor } });
+  if (second.data === undefined) fail('GET /books?cursor=…', second.response);
+  const tooMany = await listBooks({ client: api, query: { limit: 0 } });
+  if (tooMany.error === undefined) throw new Error('GET /books?limit=0: no error');
+  if (tooMany.error.status !== 400 || tooMany.error.message !== 'Invalid limit: expected an integer from 1 to 1000') fail('GET /books?limit=0', tooMany.response);
+  const badLimit: InvalidLimitResponse = tooMany.error;
+  const removed = await deleteBook({ client: api, path: { id: emma.data.data.id } });
+  if (removed.data === undefined) fail('DELETE /book/{id} (Emma)', removed.response);
+
   const deleted = await deleteBook({ client: api, path: { id: book.id } });
   if (deleted.data === undefined) fail('DELETE /book/{id}', deleted.response);
 
@@ -115,6 +137,8 @@ export async function run(baseUrl: string, username: string, password: string): 
     listed: { status: listed.data.status, message: listed.data.message, books: listed.data.data },
     read: { status: read.data.status, message: read.data.message, book: read.data.data },
     updated: { status: updated.data.status, message: updated.data.message, book: updated.data.data },
+    pages: { first: first.data.data, total: first.response.headers.get('X-Total-Count'), second: second.data.data, last: second.response.headers.get('Link') === null },
+    badLimit: { status: badLimit.status, message: badLimit.message },
     deleted: { status: deleted.data.status, message: deleted.data.message, data: deleted.data.data },
     gone: { httpStatus: gone.response.status, status: notFound.status, message: notFound.message },
   };
@@ -182,7 +206,7 @@ describe('a typed client generated from the served /openapi.json (@hey-api/opena
     if (directory) await rm(directory, { recursive: true, force: true });
   });
 
-  it('generates the client, type-checks a cast-free program under strict, and runs it: login → keyed create, replay, 422 → list → get → If-Match update, 412 → delete → 404', async () => {
+  it('generates the client, type-checks a cast-free program under strict, and runs it: login → keyed create, replay, 422 → list → get → If-Match update, 412 → two pages by cursor, a bad limit → delete → 404', async () => {
     // The document exactly as the service serves it.
     const response = await fetch(`${service.current.baseUrl}/openapi.json`);
     expect(response.status).toBe(200);
@@ -255,6 +279,8 @@ describe('a typed client generated from the served /openapi.json (@hey-api/opena
       listed: { status: 200, message: Messages.booksRetrieved, books: [book] },
       read: { status: 200, message: Messages.bookRetrieved, book },
       updated: { status: 200, message: Messages.bookUpdated, book: { ...book, year: 1966 } },
+      pages: { first: [{ ...book, year: 1966 }], total: '2', second: [{ id: expect.any(Number), title: 'Emma', author: 'Jane Austen', year: 1815 }], last: true },
+      badLimit: { status: 400, message: Messages.invalidLimit },
       deleted: { status: 200, message: Messages.bookDeleted, data: null },
       gone: { httpStatus: 404, status: 404, message: Messages.bookNotFound },
     });

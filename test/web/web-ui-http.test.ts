@@ -15,8 +15,12 @@ import type { ApiClient } from '../helpers/client/api-client.js';
 /** What Chromium sends when it navigates to a page. */
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 const ROUTE_NOT_FOUND = { status: 404, message: 'Route not found', data: null };
-/** The page's whole download, gzipped: HTML, style sheet, icon and every script module. */
-const SIZE_BUDGET_BYTES = 24 * 1024;
+/**
+ * The page's whole download, gzipped: HTML, style sheet, icon and every script module. 28 KiB
+ * since the list pages on the service (issue 31: list-state.ts and the pager, about 2.5 KiB
+ * more), which spares the page the whole collection's download (80 MiB at 1,000,000 books).
+ */
+const SIZE_BUDGET_BYTES = 28 * 1024;
 
 async function get(baseUrl: string, path: string, headers: Record<string, string> = {}, method = 'GET') {
   const response = await fetch(baseUrl + path, { method, headers });
@@ -68,7 +72,7 @@ describe('WEB_UI on (the default)', () => {
     const page = await get(service.current.baseUrl, '/', { accept: BROWSER_ACCEPT });
     // Under /ui/, the repository's layout (web/tsconfig.json): the page's modules, the book
     // definition they import its limits from, the style sheet and the icon.
-    const modules = ['app', 'api', 'book-form', 'books', 'elements', 'forms', 'messages', 'session', 'sign-in', 'table'].map((name) => `/ui/web/src/${name}.js`);
+    const modules = ['app', 'api', 'book-form', 'books', 'elements', 'forms', 'list-state', 'messages', 'session', 'sign-in', 'table'].map((name) => `/ui/web/src/${name}.js`);
     const files = [...modules, '/ui/src/books/book.js', '/ui/web/app.css', '/ui/web/favicon.svg'];
     let gzipped = gzipSync(page.text).length;
     for (const path of files) {

@@ -12,6 +12,8 @@ export interface Answer<T = unknown> {
   date: number | undefined;
   /** The book's version (`ETag`, opaque), sent back as `If-Match` so a write never undoes another's. */
   etag: string | undefined;
+  /** Every header of the answer (a list page's `Link`, `X-Total-Count`). */
+  headers: Headers;
 }
 
 /** The service could not be reached, or answered something that is not the envelope. */
@@ -33,7 +35,12 @@ const keepIdDigits: Reviver = (key, value, context) =>
 export async function call<T = unknown>(
   method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
-  { token, body, extraHeaders }: { token?: string | undefined; body?: unknown; extraHeaders?: Record<string, string> | undefined } = {},
+  {
+    token,
+    body,
+    extraHeaders,
+    signal,
+  }: { token?: string | undefined; body?: unknown; extraHeaders?: Record<string, string> | undefined; signal?: AbortSignal | undefined } = {},
 ): Promise<Answer<T>> {
   const headers: Record<string, string> = { ...extraHeaders, accept: 'application/json' };
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
@@ -48,9 +55,12 @@ export async function call<T = unknown>(
       cache: 'no-store',
       credentials: 'omit',
       redirect: 'error',
+      signal: signal ?? null,
     });
     text = await response.text();
-  } catch {
+  } catch (error) {
+    // Called off by the page (a newer list request replaced this one): not a network failure.
+    if (signal?.aborted) throw error;
     throw new NetworkError('The service could not be reached. Check the connection and try again.');
   }
   let parsed: unknown;
@@ -72,6 +82,7 @@ export async function call<T = unknown>(
     retryAfter: Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.ceil(retryAfter) : undefined,
     date: Number.isFinite(date) ? date : undefined,
     etag: response.headers.get('etag') ?? undefined,
+    headers: response.headers,
   };
 }
 

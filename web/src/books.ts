@@ -63,27 +63,3 @@ export function changedFields(book: Book, fields: BookFields): Partial<BookField
   if (fields.year !== book.year) changes.year = fields.year;
   return changes;
 }
-
-const collator = new Intl.Collator(undefined, { sensitivity: 'base', numeric: true });
-
-/** Ids compare as integers of any size: shorter decimal text is smaller. */
-export function compareIds(a: string, b: string): number {
-  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
-}
-
-export function compareBooks(column: Column, direction: 'ascending' | 'descending'): (a: Book, b: Book) => number {
-  const sign = direction === 'ascending' ? 1 : -1;
-  return (a, b) => {
-    let order: number;
-    if (column === 'id') order = 0;
-    else if (column === 'year') order = a.year - b.year;
-    else order = collator.compare(a[column], b[column]);
-    // Ties (and the id column itself) in id order, so the order is always the same.
-    return sign * (order || compareIds(a.id, b.id));
-  };
-}
-
-/** Lower-cased text a filter looks in: title and author. */
-export function searchText(book: Book): string {
-  return `${book.title}\n${book.author}`.toLocaleLowerCase();
-}

@@ -11,6 +11,7 @@ function byId<T extends HTMLElement>(id: string, kind: new () => T): T {
 
 export const elements = {
   signOut: byId('sign-out', HTMLButtonElement),
+  skipLink: byId('skip', HTMLAnchorElement),
 
   // Signing in
   signIn: byId('sign-in', HTMLElement),
@@ -25,6 +26,7 @@ export const elements = {
   addForm: byId('add-form', HTMLFormElement),
   booksHeading: byId('books-heading', HTMLHeadingElement),
   filter: byId('filter', HTMLInputElement),
+  pageSize: byId('page-size', HTMLSelectElement),
   listStatus: byId('list-status', HTMLParagraphElement),
   listError: byId('list-error', HTMLParagraphElement),
   tableWrap: byId('table-wrap', HTMLDivElement),

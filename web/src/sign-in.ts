@@ -51,13 +51,14 @@ export async function authorized<T>(
   path: string,
   body?: unknown,
   headers?: Record<string, string>,
+  signal?: AbortSignal,
 ): Promise<Answer<T> | undefined> {
   const session = current;
   if (!session || session.expiresAt <= Date.now()) {
     endSession(NOTE_EXPIRED);
     return undefined;
   }
-  const answer = await call<T>(method, path, { token: session.token, body, extraHeaders: headers });
+  const answer = await call<T>(method, path, { token: session.token, body, extraHeaders: headers, signal });
   if (answer.status === 401) {
     if (current === session) endSession(NOTE_REFUSED);
     return undefined;

@@ -76,7 +76,6 @@ export const mysql: DatabaseModule<MysqlTarget> = {
         };
       },
       selectBooks: (query) => list.selectBooks(run, query),
-      countBooks: (terms) => list.countBooks(run, terms),
       poolStats: () => mysqlPoolStats(selector.poolInUse, options),
       nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
       databaseSystem: () => (mariaDbInUse() ? 'mariadb' : 'mysql'),

@@ -41,6 +41,7 @@ function minTokenSize(run: RunQuery): Promise<number> {
 
 export const mysqlList: BookListSql = {
   textKey: (column) => sql.ref(column),
+  keyset: 'or',
   async matches(terms, run) {
     const indexedFrom = await minTokenSize(run);
     const indexed = terms.filter((term) => term.length >= indexedFrom && !STOPWORDS.some((word) => word.startsWith(term)));

@@ -72,7 +72,6 @@ export const postgres: DatabaseModule<PostgresTarget> = {
         return { json, count: Number(count), lastId: lastId ?? undefined };
       },
       selectBooks: (query) => list.selectBooks(run, query),
-      countBooks: (terms) => list.countBooks(run, terms),
       poolStats() {
         const inUse = selector.poolInUse;
         return { total: inUse.totalCount, idle: inUse.idleCount, waiting: inUse.waitingCount, max };

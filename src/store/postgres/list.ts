@@ -13,6 +13,7 @@ const SEARCH_WORDS = sql`to_tsvector('simple'::regconfig, lower(regexp_replace(t
 
 export const postgresList: BookListSql = {
   textKey: (column) => sql<string>`${sql.ref(column)} collate "C"`,
+  keyset: 'row-comparison',
   // Terms are letters and digits only; the query text is a bound parameter.
   matches: (terms) =>
     sql<SqlBool>`${SEARCH_WORDS} @@ to_tsquery('simple'::regconfig, ${terms.map((term) => `'${term}':*`).join(' & ')})`,

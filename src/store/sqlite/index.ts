@@ -67,7 +67,6 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
         return { json: books.join(','), count: books.length, lastId: idOfBookJson(books.at(-1)) };
       },
       selectBooks: (query) => list.selectBooks(read, query),
-      countBooks: (terms) => list.countBooks(read, terms),
       async transaction(work) {
         while (transactionEnded) await transactionEnded;
         let end!: () => void;
