@@ -204,7 +204,7 @@ export const DocumentedBookHeaders: Record<string, { request?: TSchema; answers?
         }),
         'X-Total-Count': Type.String({ description: 'On the first page (`limit`, no `cursor`): how many books match, counted' }),
         'X-Total-Count-Estimate': Type.String({
-          description: 'Instead of X-Total-Count, for a large collection without `q` on PostgreSQL and MySQL: the database\'s estimate of the books there are',
+          description: 'Instead of X-Total-Count, for a collection of more than 10,000 books without `q`: an estimate (the database\'s statistics; on SQLite a count at most 10 s old)',
         }),
       },
     },
