@@ -204,7 +204,7 @@ export const DocumentedBookHeaders: Record<string, { request?: TSchema; answers?
         }),
         'X-Total-Count': Type.String({ description: 'On the first page (`limit`, no `cursor`): how many books match, counted' }),
         'X-Total-Count-Estimate': Type.String({
-          description: 'Instead of X-Total-Count, for a collection of more than 10,000 books without `q`: an estimate (the database\'s statistics; on SQLite a count at most 10 s old)',
+          description: 'Instead of X-Total-Count, when counting would cost more than the page (more than 10,000 books without `q`, more than 1,000 matches with it): an estimate, as docs/api.md says how',
         }),
       },
     },

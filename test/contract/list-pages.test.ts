@@ -67,7 +67,7 @@ function collection(count: number, seed: number): BookFields[] {
 const SEARCHES = [
   'tolk hob', 'TOLKIEN', 'hob', 'Hobbit', 'brien', "o'brien", 'j.r.r.', 'r', 'a', 'ab', 'ab ab', 'the', 'the rings', 'émile', 'ÉDU', 'edu',
   'x', 'men', 'x-men', '42', '42nd', 'nd', '19', 'naïve', 'ångström', 'über', 'straße', 'δέλ', 'for', 'with', 'abo', 'un', 'leckie ann',
-  'zz', 'hobbit zebra apple', '!!!', '  data  ',
+  'zz', 'hobbit zebra apple', '!!!', '  data  ', 'hobb', 'datab', 'tolkien hobb', 'rousseau',
 ];
 
 forEachStore((kind) => {
@@ -260,5 +260,67 @@ forEachStore((kind) => {
       expectEnvelope(searched, 200, OK, sortedAs(matching(all, 'bulk3'), 'author'));
       expect((searched.body.data as Book[]).length).toBeGreaterThan(300);
     });
+
+    it('a search of more than 1,000 books: X-Total-Count-Estimate, near the count; of 1,000 or fewer: X-Total-Count', async () => {
+      const all = (await service.client.request('GET', '/books', { token })).body.data as Book[];
+      const many = await service.client.request('GET', '/books?limit=10&q=bulk', { token });
+      expectEnvelope(many, 200, OK, sortedAs(all, 'id').slice(0, 10));
+      expect(many.headers.get('x-total-count')).toBeNull();
+      expect(Math.abs(Number(many.headers.get('x-total-count-estimate')) - 2_500)).toBeLessThanOrEqual(250);
+      const few = await service.client.request('GET', '/books?limit=10&q=bulk3&sort=-id', { token });
+      expect(few.headers.get('x-total-count')).toBe(String(matching(all, 'bulk3').length));
+      expect(few.headers.get('x-total-count-estimate')).toBeNull();
+    });
+
+    it('a search walked by id, up and down, through pages of up to 1,000: every match once, in order', async () => {
+      const all = (await service.client.request('GET', '/books', { token })).body.data as Book[];
+      for (const [sort, q] of [['id', 'bulk'], ['-id', 'bulk'], ['-id', 'bulk5 tolkien']] as const) {
+        const expected = sortedAs(matching(all, q), sort);
+        const seen: Book[] = [];
+        let url: string | undefined = `/books?limit=${sort === 'id' ? 1000 : 333}&sort=${sort}&q=${encodeURIComponent(q)}`;
+        while (url !== undefined) {
+          const page = await service.client.request('GET', url, { token });
+          expect(page.status, page.text).toBe(200);
+          seen.push(...(page.body.data as Book[]));
+          url = /^<([^>]+)>/.exec(page.headers.get('link') ?? '')?.[1];
+        }
+        expect(seen).toEqual(expected);
+        expect(expected.length).toBeGreaterThan(10);
+      }
+    });
   });
 });
+
+// PostgreSQL's planner knows, from ANALYZE, how common a word is: a search it expects to match
+// more than 20,000 books is left to its plan (walking an index in the page's order) and its
+// estimate is the count.
+forEachStore(
+  (kind) => {
+    describe('GET /books?q= where the planner expects more than 20,000 matches', () => {
+      const service = useService(kind);
+      let token: string;
+      beforeAll(async () => {
+        token = await service.client.token();
+        const store = service.current.testStore;
+        await execInTestStore(store, `insert into books (title, author, year) select 'Common ' || n, 'Writer ' || (n % 10), 1900 + n % 100 from generate_series(1, 30000) as n`);
+        await execInTestStore(store, `insert into books (title, author, year) values ('Rare tale', 'Writer 3', 2001)`);
+        await execInTestStore(store, 'analyze books');
+      });
+
+      it('the page is the first matches in order; the count is the estimate, near the count', async () => {
+        const every = (await service.client.request('GET', '/books', { token })).body.data as Book[];
+        for (const [q, sort] of [['common writer 3', '-year'], ['common', 'id'], ['writer 7', 'title']]) {
+          const page = await service.client.request('GET', `/books?limit=5&sort=${sort}&q=${encodeURIComponent(q!)}`, { token });
+          expectEnvelope(page, 200, OK, sortedAs(matching(every, q!), sort!).slice(0, 5));
+          expect(page.headers.get('x-total-count')).toBeNull();
+        }
+        const all = await service.client.request('GET', '/books?limit=5&q=common', { token });
+        expect(all.headers.get('x-total-count')).toBeNull();
+        expect(Math.abs(Number(all.headers.get('x-total-count-estimate')) - 30_000)).toBeLessThanOrEqual(3_000);
+        const rare = await service.client.request('GET', '/books?limit=5&q=rare', { token });
+        expect(rare.headers.get('x-total-count')).toBe('1');
+      });
+    });
+  },
+  ['postgres'],
+);

@@ -42,7 +42,7 @@ function minTokenSize(run: RunQuery): Promise<number> {
 export const mysqlList: BookListSql = {
   textKey: (column) => sql.ref(column),
   keyset: 'or',
-  async matches(terms, run) {
+  async search(terms, run) {
     const indexedFrom = await minTokenSize(run);
     const indexed = terms.filter((term) => term.length >= indexedFrom && !STOPWORDS.some((word) => word.startsWith(term)));
     const scanned = terms.filter((term) => !indexed.includes(term));
@@ -51,7 +51,7 @@ export const mysqlList: BookListSql = {
     if (indexed.length > 0) {
       conditions.unshift(sql<SqlBool>`match (${sql.ref(SEARCH_COLUMN)}) against (${indexed.map((term) => `+${term}*`).join(' ')} in boolean mode)`);
     }
-    return sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
+    return { condition: sql<SqlBool>`(${sql.join(conditions, sql` and `)})` };
   },
   // InnoDB's estimate of the table's rows (from sampled pages; off by tens of percent).
   async estimateCount(run) {
