@@ -6,7 +6,7 @@
 import { sql, type CompiledQuery, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { BOOK_COLUMNS, type StoredBook } from '../books/book.js';
 import type { BookQuery, SortField } from '../books/book-query.js';
-import { toStoredBook, type BookDatabase, type RunQuery } from './books-table.js';
+import { toStoredBook, type BookDatabase, type BookRow, type RunQuery } from './books-table.js';
 
 /**
  * What a database says about the list (one per src/store/<kind>/list.ts): how it compares text,
@@ -48,6 +48,11 @@ export interface Search {
    * or the first matches counted cost the page, not every match.
    */
   idsInOrder?(range: { after?: bigint; descending: boolean; limit: number }): Expression<{ id: bigint }>;
+  /**
+   * Whether the database reads every match from the search index before the page is cut
+   * (InnoDB's FULLTEXT): the page's statement then counts them too, exactly, for nothing.
+   */
+  readsEveryMatch?: boolean;
 }
 
 /** How many books match: counted, or the database's estimate. */
@@ -66,9 +71,9 @@ export interface FoundBooks {
 export const COUNTED_UP_TO = 10_000;
 
 /**
- * A search is counted up to this many matches: beyond, counting them costs more than the page
- * (46,760 matches of `w h` at 1,000,000 books took 7 s on PostgreSQL counted in the page's
- * statement), so their number is estimated.
+ * A search whose matches the page's statement does not read anyway is counted up to this many
+ * matches; beyond, counting them costs more than the page (46,760 matches of `w h` at
+ * 1,000,000 books: 7 s on PostgreSQL, where the page takes 10 ms), so their number is estimated.
  */
 export const SEARCH_COUNTED_UP_TO = 1_000;
 
@@ -88,12 +93,16 @@ export function bookQueries(db: Kysely<BookDatabase>, dialect: BookListSql) {
   const sortKey = (field: SortField): Expression<unknown> =>
     field === 'title' || field === 'author' ? dialect.textKey(field) : sql.ref(field);
 
-  /** One page of the books the query asks for (of `source`: the search's books, if any), in its order. */
-  async function selectPage(run: RunQuery, { sort, after, limit }: BookQuery, source: BooksSource = db.selectFrom('books')): Promise<StoredBook[]> {
+  /**
+   * One page of the books the query asks for (of `source`: the search's books, if any), in its
+   * order; `counted`: with how many books `source` holds, counted by the same statement.
+   */
+  async function selectPage(run: RunQuery, { sort, after, limit }: BookQuery, source: BooksSource = db.selectFrom('books'), counted = false): Promise<FoundBooks> {
     const direction = sort.descending ? 'desc' : 'asc';
     const beyond = sort.descending ? '<' : '>';
     const key = sortKey(sort.field);
     let query = source.select(BOOK_COLUMNS);
+    if (counted) query = query.select(sql<number | bigint | string>`count(*) over ()`.as('total'));
     if (after && sort.field === 'id') query = query.where('id', beyond, after.id);
     else if (after) {
       const { value, id } = after;
@@ -105,8 +114,9 @@ export function bookQueries(db: Kysely<BookDatabase>, dialect: BookListSql) {
     }
     query = query.orderBy(key, direction);
     if (sort.field !== 'id') query = query.orderBy('id', direction);
-    const { rows } = await run(query.limit(limit).compile());
-    return rows.map(toStoredBook);
+    const rows = (await run(query.limit(limit).compile())).rows as Array<BookRow & { total?: number | bigint | string }>;
+    const books = rows.map(toStoredBook);
+    return counted ? { books, total: { count: Number(rows[0]?.total ?? 0), exact: true } } : { books };
   }
 
   /** Every book: counted when few, otherwise the database's estimate where it keeps one. */
@@ -120,18 +130,17 @@ export function bookQueries(db: Kysely<BookDatabase>, dialect: BookListSql) {
   }
 
   /**
-   * The books a search finds: counted up to SEARCH_COUNTED_UP_TO (found in id order, so the
-   * work stops there); beyond, estimated from how far into the ids the first matches reach
-   * (1,001 matches among the first tenth of the ids make about 10,010: matches are taken to
-   * spread as the ids do). When the database's planner expects more than
-   * SEARCH_INDEX_FIRST_UP_TO matches (`planned`), its estimate is the answer: counting even the
-   * first matches in id order would read them all from the search index. Its estimates of rare
-   * words are guesses (`zzz`: 5,000 on PostgreSQL), so below that they are not used.
+   * The books a search finds, where the page's statement does not count them: counted up to
+   * SEARCH_COUNTED_UP_TO (found in id order, so the work stops there); beyond, estimated from
+   * how far into the ids the first matches reach (1,001 matches among the first tenth of the
+   * ids make about 10,010: matches are taken to spread as the ids do). When the database's
+   * planner expects more than SEARCH_INDEX_FIRST_UP_TO matches (`planned`), its estimate is the
+   * answer.
    */
   async function countMatches(run: RunQuery, search: Search, planned: number | undefined): Promise<BookCount> {
     if (planned !== undefined && planned > SEARCH_INDEX_FIRST_UP_TO) return { count: Math.round(planned), exact: false };
     const first = { descending: false, limit: SEARCH_COUNTED_UP_TO + 1 };
-    const firstIds = search.idsInOrder?.(first) ?? searchedBooks(search, planned).select('id').orderBy('id').limit(first.limit);
+    const firstIds = search.idsInOrder?.(first) ?? searchedBooks(search, false).select('id').orderBy('id').limit(first.limit);
     const counted = sql<{ count: number | bigint | string; last: number | bigint | string | null }>`select count(*) as count, max(id) as last from (${firstIds}) as first_matches`;
     const { count, last } = (await run(counted.compile(db))).rows[0]!;
     if (Number(count) <= SEARCH_COUNTED_UP_TO) return { count: Number(count), exact: true };
@@ -143,8 +152,8 @@ export function bookQueries(db: Kysely<BookDatabase>, dialect: BookListSql) {
    * The books a search matches: where the planner expects few, read from the search index
    * first (SEARCH_INDEX_FIRST_UP_TO).
    */
-  function searchedBooks(search: Search, planned: number | undefined): BooksSource {
-    if (planned !== undefined && planned <= SEARCH_INDEX_FIRST_UP_TO) {
+  function searchedBooks(search: Search, indexFirst: boolean): BooksSource {
+    if (indexFirst) {
       // The matches as a table of their own, named books (the same columns): OFFSET keeps the
       // planner from merging it into the page's query, so it cannot walk an index instead.
       const indexFirst = db.selectFrom('books').selectAll().where(search.condition).offset(0).as('books');
@@ -157,18 +166,21 @@ export function bookQueries(db: Kysely<BookDatabase>, dialect: BookListSql) {
     /** One page of the books the query asks for, in its order, and (`counted`) how many match. */
     async selectBooks(run: RunQuery, query: BookQuery): Promise<FoundBooks> {
       if (query.terms.length === 0) {
-        if (!query.counted) return { books: await selectPage(run, query) };
-        const [books, total] = await Promise.all([selectPage(run, query), countAll(run)]);
+        if (!query.counted) return selectPage(run, query);
+        const [{ books }, total] = await Promise.all([selectPage(run, query), countAll(run)]);
         return { books, total };
       }
       const search = await dialect.search(query.terms, run);
       const planned = await dialect.plannedRows?.(db.selectFrom('books').where(search.condition).select(sql.lit(1).as('one')).compile(), run);
+      const indexFirst = planned !== undefined && planned <= SEARCH_INDEX_FIRST_UP_TO;
       // Where the search index hands out matches in id order, a page by id takes just its ids from it.
       const { sort, after, limit } = query;
       const ids = sort.field === 'id' ? search.idsInOrder?.({ after: after?.id, descending: sort.descending, limit }) : undefined;
-      const matching = ids ? db.selectFrom('books').where(sql<SqlBool>`${sql.ref('id')} in (${ids})`) : searchedBooks(search, planned);
-      if (!query.counted) return { books: await selectPage(run, query, matching) };
-      const [books, total] = await Promise.all([selectPage(run, query, matching), countMatches(run, search, planned)]);
+      const matching = ids ? db.selectFrom('books').where(sql<SqlBool>`${sql.ref('id')} in (${ids})`) : searchedBooks(search, indexFirst);
+      if (!query.counted) return selectPage(run, query, matching);
+      // Every match is read before the page is cut anyway: the same statement counts them.
+      if (!ids && (indexFirst || search.readsEveryMatch)) return selectPage(run, query, matching, true);
+      const [{ books }, total] = await Promise.all([selectPage(run, query, matching), countMatches(run, search, planned)]);
       return { books, total };
     },
   };

@@ -261,12 +261,23 @@ forEachStore((kind) => {
       expect((searched.body.data as Book[]).length).toBeGreaterThan(300);
     });
 
-    it('a search of more than 1,000 books: X-Total-Count-Estimate, near the count; of 1,000 or fewer: X-Total-Count', async () => {
+    it('a search of more than 1,000 books: counted where the page reads every match anyway, otherwise X-Total-Count-Estimate near the count; of 1,000 or fewer: X-Total-Count', async () => {
       const all = (await service.client.request('GET', '/books', { token })).body.data as Book[];
       const many = await service.client.request('GET', '/books?limit=10&q=bulk', { token });
       expectEnvelope(many, 200, OK, sortedAs(all, 'id').slice(0, 10));
-      expect(many.headers.get('x-total-count')).toBeNull();
-      expect(Math.abs(Number(many.headers.get('x-total-count-estimate')) - 2_500)).toBeLessThanOrEqual(250);
+      // SQLite pages by id from FTS5 alone and counts the first 1,001 matches; PostgreSQL reads
+      // a search its planner expects to be small, and InnoDB's FULLTEXT every search, whole.
+      if (kind === 'sqlite') {
+        expect(many.headers.get('x-total-count')).toBeNull();
+        expect(Math.abs(Number(many.headers.get('x-total-count-estimate')) - 2_500)).toBeLessThanOrEqual(250);
+      } else {
+        expect(many.headers.get('x-total-count')).toBe('2500');
+        expect(many.headers.get('x-total-count-estimate')).toBeNull();
+      }
+      const short = await service.client.request('GET', '/books?limit=10&q=b&sort=-id', { token });
+      expectEnvelope(short, 200, OK, sortedAs(matching(all, 'b'), '-id').slice(0, 10));
+      if (kind !== 'postgres') expect(short.headers.get('x-total-count')).toBeNull();
+      if (kind !== 'postgres') expect(Math.abs(Number(short.headers.get('x-total-count-estimate')) - matching(all, 'b').length)).toBeLessThanOrEqual(250);
       const few = await service.client.request('GET', '/books?limit=10&q=bulk3&sort=-id', { token });
       expect(few.headers.get('x-total-count')).toBe(String(matching(all, 'bulk3').length));
       expect(few.headers.get('x-total-count-estimate')).toBeNull();
@@ -302,17 +313,24 @@ forEachStore(
       beforeAll(async () => {
         token = await service.client.token();
         const store = service.current.testStore;
-        await execInTestStore(store, `insert into books (title, author, year) select 'Common ' || n, 'Writer ' || (n % 10), 1900 + n % 100 from generate_series(1, 30000) as n`);
+        // Many distinct words beside the common ones, as in a real collection: ANALYZE keeps the
+        // frequent words' frequencies (with few distinct words its estimate of a prefix is 2 %).
+        await execInTestStore(
+          store,
+          `insert into books (title, author, year)
+           select 'Common ' || substr(md5(n::text), 1, 6) || ' ' || (array['red', 'blue', 'green', 'gold', 'grey'])[1 + n % 5],
+                  'Writer ' || substr(md5((n % 300)::text), 1, 5), 1900 + n % 100
+           from generate_series(1, 30000) as n`,
+        );
         await execInTestStore(store, `insert into books (title, author, year) values ('Rare tale', 'Writer 3', 2001)`);
         await execInTestStore(store, 'analyze books');
       });
 
-      it('the page is the first matches in order; the count is the estimate, near the count', async () => {
+      it('the pages are the first matches in order; the count is the planner\'s estimate, near the count', async () => {
         const every = (await service.client.request('GET', '/books', { token })).body.data as Book[];
-        for (const [q, sort] of [['common writer 3', '-year'], ['common', 'id'], ['writer 7', 'title']]) {
+        for (const [q, sort] of [['common gold', '-year'], ['common', 'id'], ['writer', 'title'], ['gre wri', '-id']]) {
           const page = await service.client.request('GET', `/books?limit=5&sort=${sort}&q=${encodeURIComponent(q!)}`, { token });
           expectEnvelope(page, 200, OK, sortedAs(matching(every, q!), sort!).slice(0, 5));
-          expect(page.headers.get('x-total-count')).toBeNull();
         }
         const all = await service.client.request('GET', '/books?limit=5&q=common', { token });
         expect(all.headers.get('x-total-count')).toBeNull();

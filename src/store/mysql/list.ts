@@ -51,7 +51,8 @@ export const mysqlList: BookListSql = {
     if (indexed.length > 0) {
       conditions.unshift(sql<SqlBool>`match (${sql.ref(SEARCH_COLUMN)}) against (${indexed.map((term) => `+${term}*`).join(' ')} in boolean mode)`);
     }
-    return { condition: sql<SqlBool>`(${sql.join(conditions, sql` and `)})` };
+    // FULLTEXT hands out every match, unordered, before the page is sorted and cut.
+    return { condition: sql<SqlBool>`(${sql.join(conditions, sql` and `)})`, readsEveryMatch: indexed.length > 0 };
   },
   // InnoDB's estimate of the table's rows (from sampled pages; off by tens of percent).
   async estimateCount(run) {
