@@ -1,5 +1,6 @@
-// The documentation stays true to the repository: every relative link in README.md, docs/*.md
-// and the READMEs under deploy/ names a file that exists (and a heading that exists, when it names one), and docs/layout.md
+// The documentation stays true to the repository: every relative link in README.md, CHANGELOG.md,
+// SECURITY.md, docs/*.md and the READMEs under deploy/ names a file that exists (and a heading
+// that exists, when it names one), and docs/layout.md
 // describes exactly the folders under src/, web/, test/, scripts/, bench/ and deploy/, no more, no fewer
 // (a folder's job, not each file: each file says its own in its header).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -10,6 +11,8 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DOCS = [
   'README.md',
+  'CHANGELOG.md',
+  'SECURITY.md',
   ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`),
   ...filesUnder('deploy').filter((name) => name.endsWith('.md')),
 ];
