@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
+import { bearerChallenge } from '../auth/challenge.js';
 import type { RetryAfter } from '../auth/login-limiter.js';
 import { Messages, envelope, errorEnvelope } from '../http/envelope.js';
 import { refTo } from '../schemas/shared.js';
@@ -34,7 +35,7 @@ const tokenRoute: FastifyPluginAsyncTypebox = async (app) => {
       return;
     }
     if (!correct) {
-      reply.code(401).send(errorEnvelope(401, Messages.invalidCredentials));
+      reply.code(401).header('www-authenticate', bearerChallenge(false)).send(errorEnvelope(401, Messages.invalidCredentials));
       return;
     }
     let token: string;

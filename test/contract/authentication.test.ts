@@ -176,6 +176,8 @@ forEachStore((kind) => {
           const response = await service.client.request(operation.method, operation.rejectedPath, { body: operation.body });
           expectEnvelope(response, ...TOKEN_REQUIRED);
           expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+          // RFC 9110 §11.6.1: every 401 names a scheme; RFC 6750 §3.1: no error code without a token.
+          expect(response.headers.get('www-authenticate')).toBe('Bearer realm="book-collection"');
         });
 
         it('empty Authorization → 401 "Authorization token required"', async () => {
@@ -184,6 +186,7 @@ forEachStore((kind) => {
             body: operation.body,
           });
           expectEnvelope(response, ...TOKEN_REQUIRED);
+          expect(response.headers.get('www-authenticate')).toBe('Bearer realm="book-collection"');
         });
 
         it('the raw token from POST /token is accepted', async () => {
@@ -200,6 +203,7 @@ forEachStore((kind) => {
             body: operation.body,
           });
           expectEnvelope(response, ...INVALID_TOKEN);
+          expect(response.headers.get('www-authenticate')).toBe('Bearer realm="book-collection", error="invalid_token"');
         });
 
         it.each(REJECTED_TOKENS)('refused token: %s → 401 "Invalid token", raw and with the Bearer prefix', async (_name, forge) => {
@@ -215,6 +219,9 @@ forEachStore((kind) => {
             body: operation.body,
           });
           expectEnvelope(bearer, ...INVALID_TOKEN);
+          for (const answer of [response, bearer]) {
+            expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="book-collection", error="invalid_token"');
+          }
         });
 
         it.each(ACCEPTED_TOKENS)('HMAC family with the right secret: %s → accepted', async (_name, forge) => {

@@ -45,6 +45,8 @@ forEachStore((kind) => {
       });
       expect(response.status).toBe(401);
       expect(response.body).toEqual({ status: 401, message: 'Invalid credentials', data: null });
+      // Every 401 names a scheme (RFC 9110 §11.6.1); the login's credentials are in the body, so no error code.
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="book-collection"');
     });
 
     it('wrong username → 401 "Invalid credentials"', async () => {

@@ -100,6 +100,9 @@ describe('CORS_ORIGINS=https://app.example', () => {
     const response = await send(service.current.baseUrl, 'GET', '/books', { origin: APP_ORIGIN });
     expect(response.status).toBe(401);
     expect(response.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
+    // The page's script may read the challenge as well as the list's headers.
+    const exposed = headerList(response.headers, 'access-control-expose-headers');
+    for (const header of ['www-authenticate', 'link', 'x-total-count', 'x-total-count-estimate', 'etag', 'retry-after']) expect(exposed).toContain(header);
   });
 
   it('a disallowed origin gets no Access-Control-Allow-Origin, on the preflight and on the request', async () => {

@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Logger } from 'pino';
 import fp from 'fastify-plugin';
+import { bearerChallenge } from '../../auth/challenge.js';
 import { createLoginLimiter, type LoginLimiter } from '../../auth/login-limiter.js';
 import { createCredentialsChecker, createTokenService, type CredentialsChecker, type TokenService } from '../../auth/tokens.js';
 import type { AuthSettings } from '../../config.js';
@@ -69,7 +70,7 @@ export default fp<AuthOptions>(
         done();
         return;
       }
-      reply.code(401).send(errorEnvelope(401, failure));
+      reply.code(401).header('www-authenticate', bearerChallenge(failure === Messages.invalidToken)).send(errorEnvelope(401, failure));
     });
   },
   { name: 'auth' },
