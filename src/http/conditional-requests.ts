@@ -1,6 +1,7 @@
 // Conditional requests on one book (RFC 9110 §13): its strong ETag, made of its id and version
 // (the version rises with every write of it: src/store/by-id.ts), If-Match on PUT and DELETE,
-// If-None-Match on GET. A book's ETag: `"<id>-<version>"`.
+// If-None-Match on GET. A book's ETag: `"<id>-<version>"`. A header that is not `*` or a list of
+// entity tags is refused before anything is compared (the routes answer 400).
 import type { VersionedBook } from '../books/book.js';
 
 export function etagOf(book: VersionedBook): string {
@@ -15,17 +16,25 @@ interface EntityTag {
   opaque: string;
 }
 
-/** The tags of an If-Match / If-None-Match list; '*' for `*`; [] for a value that is not a list of tags (it matches nothing). */
-function entityTags(header: string): EntityTag[] | '*' {
+/**
+ * The tags of an If-Match / If-None-Match list; '*' for `*`; 'malformed' for a value that is
+ * neither (empty, or an ETag without its quotes such as `2-1`, a common mistake).
+ */
+function entityTags(header: string): EntityTag[] | '*' | 'malformed' {
   if (header.trim() === '*') return '*';
   const tags: EntityTag[] = [];
   ENTITY_TAG.lastIndex = 0;
   while (ENTITY_TAG.lastIndex < header.length) {
     const match = ENTITY_TAG.exec(header);
-    if (!match) return [];
+    if (!match) return 'malformed';
     tags.push({ weak: match[1] !== undefined, opaque: match[2]! });
   }
-  return tags;
+  return tags.length > 0 ? tags : 'malformed';
+}
+
+/** Whether an If-Match / If-None-Match value is `*` or a list of entity tags (RFC 9110 §13.1.1, §13.1.2). */
+export function isWellFormedCondition(header: string): boolean {
+  return entityTags(header) !== 'malformed';
 }
 
 /**
@@ -38,6 +47,7 @@ export function ifMatchVersions(header: string | undefined, id: bigint): readonl
   if (header === undefined) return undefined;
   const tags = entityTags(header);
   if (tags === '*') return undefined;
+  if (tags === 'malformed') return [];
   const versions: number[] = [];
   const prefix = `${id}-`;
   for (const { weak, opaque } of tags) {
@@ -54,6 +64,7 @@ export function noneMatchFails(header: string | undefined, etag: string): boolea
   if (header === undefined) return false;
   const tags = entityTags(header);
   if (tags === '*') return true;
+  if (tags === 'malformed') return false;
   const opaque = etag.slice(1, -1);
   return tags.some((tag) => tag.opaque === opaque);
 }

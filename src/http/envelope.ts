@@ -19,6 +19,8 @@ export const Messages = {
   cursorNotIssued: 'Invalid cursor: not issued by this service',
   cursorForOtherList: 'Invalid cursor: issued for another sort or search',
   invalidIdempotencyKey: 'Invalid Idempotency-Key header',
+  invalidIfMatch: 'Invalid If-Match header',
+  invalidIfNoneMatch: 'Invalid If-None-Match header',
   idempotencyKeyInProgress: 'A request with this Idempotency-Key is still being processed',
   idempotencyKeyReused: 'Idempotency-Key already used for a different request',
   tokenRequired: 'Authorization token required',

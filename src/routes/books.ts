@@ -9,8 +9,8 @@ import fp from 'fastify-plugin';
 import { bookJson, type BookFields, type VersionedBook } from '../books/book.js';
 import { parseBookId } from '../books/book-id.js';
 import { sortValueOf } from '../books/book-query.js';
-import { etagOf, ifMatchVersions, noneMatchFails } from '../http/conditional-requests.js';
-import { Messages, envelope, envelopeJson, errorEnvelope } from '../http/envelope.js';
+import { etagOf, ifMatchVersions, isWellFormedCondition, noneMatchFails } from '../http/conditional-requests.js';
+import { Messages, envelope, envelopeJson, errorEnvelope, type Message } from '../http/envelope.js';
 import { matchingPieces } from '../http/book-list.js';
 import { idempotencyKeyOf, keyedRequest, sendAnswer } from '../http/idempotency.js';
 import { listCursors } from '../http/list-cursor.js';
@@ -168,9 +168,26 @@ const bookRoutes: FastifyPluginAsyncTypebox<BookRoutesOptions> = async (app, { s
     return reply.send(envelope(200, Messages.booksRetrieved, books));
   }
 
+  /**
+   * onRequest, after the token (and the Idempotency-Key): a malformed If-Match or If-None-Match
+   * is a 400, not a 412 or a 200, since nothing could be compared; nothing is read or written.
+   */
+  function checkCondition(header: 'if-match' | 'if-none-match', message: Message): onRequestHookHandler {
+    return function checkConditionHeader(request, reply, done) {
+      const value = request.headers[header];
+      if (value !== undefined && !isWellFormedCondition(value)) {
+        reply.code(400).send(errorEnvelope(400, message));
+        return;
+      }
+      done();
+    };
+  }
+  const checkIfMatch = checkCondition('if-match', Messages.invalidIfMatch);
+  const checkIfNoneMatch = checkCondition('if-none-match', Messages.invalidIfNoneMatch);
+
   app.get(
     '/book/:id',
-    bookOperation('getBook', 'Read one book', { params: BookIdParams, response: BookResponses.read }),
+    bookOperation('getBook', 'Read one book', { params: BookIdParams, response: BookResponses.read }, checkIfNoneMatch),
     async (request, reply) => {
       const book = await findBook(request.params.id);
       if (!book) return bookNotFound(reply);
@@ -201,6 +218,7 @@ const bookRoutes: FastifyPluginAsyncTypebox<BookRoutesOptions> = async (app, { s
         'Update some or all fields of a book',
         { params: BookIdParams, body: refTo(UpdateBookBody), response: BookResponses.updated },
         checkIdempotencyKey,
+        checkIfMatch,
         loadExistingBook,
       ),
       config: { invalidBodyMessage: Messages.invalidBook },
@@ -234,7 +252,7 @@ const bookRoutes: FastifyPluginAsyncTypebox<BookRoutesOptions> = async (app, { s
 
   app.delete(
     '/book/:id',
-    bookOperation('deleteBook', 'Delete a book', { params: BookIdParams, response: BookResponses.deleted }, checkIdempotencyKey),
+    bookOperation('deleteBook', 'Delete a book', { params: BookIdParams, response: BookResponses.deleted }, checkIdempotencyKey, checkIfMatch),
     async (request, reply) => {
       const id = parseBookId(request.params.id);
       if (id === undefined) return bookNotFound(reply);

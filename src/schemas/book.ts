@@ -11,6 +11,8 @@ import {
   IdempotencyKeyReusedResponse,
   InternalErrorResponse,
   InvalidIdempotencyKeyResponse,
+  InvalidIfMatchResponse,
+  InvalidIfNoneMatchResponse,
   InvalidInputResponse,
   PreconditionFailedResponse,
   ServiceUnavailableResponse,
@@ -150,6 +152,18 @@ export const BadBookWriteResponse = Type.Union([refTo(InvalidInputResponse), ref
   description: 'The body cannot be read as a book, or the Idempotency-Key header is malformed; nothing is stored or changed',
 });
 
+/** A PUT with a bad body, a bad Idempotency-Key or a malformed If-Match. */
+export const BadBookUpdateResponse = Type.Union([refTo(InvalidInputResponse), refTo(InvalidIdempotencyKeyResponse), refTo(InvalidIfMatchResponse)], {
+  $id: 'BadBookUpdateResponse',
+  description: 'The body cannot be read as a book, or the Idempotency-Key or If-Match header is malformed; nothing is changed',
+});
+
+/** A DELETE with a bad Idempotency-Key or a malformed If-Match. */
+export const BadBookDeleteResponse = Type.Union([refTo(InvalidIdempotencyKeyResponse), refTo(InvalidIfMatchResponse)], {
+  $id: 'BadBookDeleteResponse',
+  description: 'The Idempotency-Key or If-Match header is malformed; nothing is deleted',
+});
+
 const unauthorized = refTo(UnauthorizedResponse);
 const bookNotFound = refTo(BookNotFoundResponse);
 const badWrite = refTo(BadBookWriteResponse);
@@ -171,10 +185,10 @@ const writeOfOneBookFailures = {
 export const BookResponses = {
   created: { 201: refTo(BookCreatedResponse), 400: badWrite, 401: unauthorized, ...keyedFailures, 413: bodyTooLarge, ...storeFailures },
   list: { 200: refTo(BookListResponse), 400: refTo(BadListRequestResponse), 401: unauthorized, ...storeFailures },
-  read: { 200: refTo(BookRetrievedResponse), 304: notModified, 401: unauthorized, 404: bookNotFound, ...storeFailures },
-  updated: { 200: refTo(BookUpdatedResponse), 400: badWrite, 401: unauthorized, ...writeOfOneBookFailures },
+  read: { 200: refTo(BookRetrievedResponse), 304: notModified, 400: refTo(InvalidIfNoneMatchResponse), 401: unauthorized, 404: bookNotFound, ...storeFailures },
+  updated: { 200: refTo(BookUpdatedResponse), 400: refTo(BadBookUpdateResponse), 401: unauthorized, ...writeOfOneBookFailures },
   // DELETE takes no body, but one sent along is still read (and ignored): over 1 MiB, it is a 413.
-  deleted: { 200: refTo(BookDeletedResponse), 400: refTo(InvalidIdempotencyKeyResponse), 401: unauthorized, ...writeOfOneBookFailures },
+  deleted: { 200: refTo(BookDeletedResponse), 400: refTo(BadBookDeleteResponse), 401: unauthorized, ...writeOfOneBookFailures },
 };
 
 const ETAG = 'ETag';

@@ -274,6 +274,48 @@ forEachStore((kind) => {
       });
     });
 
+    describe('a malformed condition → 400, nothing compared, read or written', () => {
+      /** Values that are neither `*` nor a list of quoted entity tags; `unquoted` is the book's own ETag without its quotes. */
+      const malformed = (unquoted: string) => [unquoted, `W/${unquoted}`, '"a" "b"', '"a",, x', '"unterminated', ' ', `*, "${unquoted}"`];
+
+      it('If-Match on PUT: 400 "Invalid If-Match header", the book unchanged (also with a key, and for a missing book)', async () => {
+        const { book, etag } = await created();
+        for (const condition of malformed(etag.slice(1, -1))) {
+          const response = await send('PUT', `/book/${book.id}`, { body: { title: 'Never written' }, headers: { 'if-match': condition } });
+          expectEnvelope(response, 400, 'Invalid If-Match header', null);
+          const keyed = await send('PUT', `/book/${book.id}`, { body: { title: 'Never written' }, headers: { 'if-match': condition, 'idempotency-key': `malformed-${book.id}` } });
+          expectEnvelope(keyed, 400, 'Invalid If-Match header', null);
+        }
+        expect(await expectStored(book)).toBe(etag);
+        // The key was not used up: the same key with a good condition writes.
+        const written = await send('PUT', `/book/${book.id}`, { body: { title: 'Written' }, headers: { 'if-match': etag, 'idempotency-key': `malformed-${book.id}` } });
+        expect(written.status, written.text).toBe(200);
+        const gone = await deletedBook();
+        expectEnvelope(await send('PUT', `/book/${gone.book.id}`, { body: { title: 'x' }, headers: { 'if-match': '1-1' } }), 400, 'Invalid If-Match header', null);
+      });
+
+      it('If-Match on DELETE: 400 "Invalid If-Match header", the book still there', async () => {
+        const { book, etag } = await created();
+        for (const condition of malformed(etag.slice(1, -1))) {
+          expectEnvelope(await send('DELETE', `/book/${book.id}`, { headers: { 'if-match': condition } }), 400, 'Invalid If-Match header', null);
+        }
+        expect(await expectStored(book)).toBe(etag);
+      });
+
+      it('If-None-Match on GET: 400 "Invalid If-None-Match header" (not a 200 that ignores it)', async () => {
+        const { book, etag } = await created();
+        for (const condition of malformed(etag.slice(1, -1))) {
+          expectEnvelope(await send('GET', `/book/${book.id}`, { headers: { 'if-none-match': condition } }), 400, 'Invalid If-None-Match header', null);
+        }
+      });
+
+      it('401 comes first: no token with a malformed condition → 401', async () => {
+        const { book, etag } = await created();
+        const response = await send('PUT', `/book/${book.id}`, { body: { title: 'x' }, headers: { 'if-match': etag.slice(1, -1) }, auth: null });
+        expectEnvelope(response, 401, 'Authorization token required', null);
+      });
+    });
+
     it('without any of these headers, every answer is as before (same envelopes), with the ETag beside it', async () => {
       const { book } = await created();
       // Several unconditional writes in a row: no If-Match means no check, whatever the ETag now is.

@@ -140,10 +140,10 @@ const EXPECTED_ANSWERS: Record<string, Record<number, string[]>> = {
     401: unauthorized,
     ...store,
   },
-  'GET /book/{id}': { 200: [Messages.bookRetrieved], 401: unauthorized, 404: [Messages.bookNotFound], ...store },
+  'GET /book/{id}': { 200: [Messages.bookRetrieved], 400: [Messages.invalidIfNoneMatch], 401: unauthorized, 404: [Messages.bookNotFound], ...store },
   'PUT /book/{id}': {
     200: [Messages.bookUpdated],
-    400: [Messages.invalidBook, Messages.invalidIdempotencyKey],
+    400: [Messages.invalidBook, Messages.invalidIdempotencyKey, Messages.invalidIfMatch],
     401: unauthorized,
     404: [Messages.bookNotFound],
     ...keyed,
@@ -153,7 +153,7 @@ const EXPECTED_ANSWERS: Record<string, Record<number, string[]>> = {
   },
   'DELETE /book/{id}': {
     200: [Messages.bookDeleted],
-    400: [Messages.invalidIdempotencyKey],
+    400: [Messages.invalidIdempotencyKey, Messages.invalidIfMatch],
     401: unauthorized,
     404: [Messages.bookNotFound],
     ...keyed,

@@ -35,6 +35,7 @@ export const SHARED_SCHEMAS: readonly TSchema[] = [
   health.AliveResponse, health.ReadyResponse,
   // Error envelopes, by status; the unions beside their members.
   shared.InvalidLoginPayloadResponse, shared.InvalidInputResponse, shared.InvalidIdempotencyKeyResponse, book.BadBookWriteResponse,
+  shared.InvalidIfMatchResponse, shared.InvalidIfNoneMatchResponse, book.BadBookUpdateResponse, book.BadBookDeleteResponse,
   shared.InvalidCredentialsResponse, shared.TokenRequiredResponse, shared.InvalidTokenResponse, shared.UnauthorizedResponse,
   book.InvalidLimitResponse, book.InvalidSortResponse, book.InvalidSearchResponse, book.CursorNotIssuedResponse, book.CursorForOtherListResponse,
   book.BadListRequestResponse,

@@ -29,6 +29,8 @@ export const FIXED_MESSAGES = new Set([
   'Book updated successfully',
   'Book deleted successfully',
   'Invalid input',
+  'Invalid If-Match header',
+  'Invalid If-None-Match header',
   'Invalid limit: expected an integer from 1 to 1000',
   'Invalid sort: expected id, title, author or year, optionally prefixed by -',
   'Invalid q: at most 200 characters and 10 terms',
