@@ -70,6 +70,19 @@ const FLAGS = new Map<string, Command>([
   ['v', 'version'],
 ]);
 
+/** The settings of README "Configuration": read from the environment, never from the command line. */
+const SETTINGS = new Set([
+  'SECRET_TOKEN', 'DB_URL', 'PORT', 'HOST', 'AUTH_USERNAME', 'AUTH_PASSWORD', 'LOG_LEVEL', 'LOGIN_RATE_LIMIT',
+  'LOGIN_LIMIT_STORE', 'TRUST_PROXY', 'DB_CONNECT_TIMEOUT', 'DB_QUERY_TIMEOUT', 'DB_MIGRATION_TIMEOUT', 'DB_POOL_MAX',
+  'IDEMPOTENCY_TTL', 'REQUEST_TIMEOUT', 'CORS_ORIGINS', 'METRICS', 'WEB_UI', 'WORKERS',
+]);
+
+/** For an option named like a setting (`--port`, `--db-url`): how to give that setting instead. */
+function settingHint(option: string): string {
+  const name = option.toUpperCase().replaceAll('-', '_');
+  return SETTINGS.has(name) ? `: settings are environment variables, as in ${name}=… npm start (README "Configuration")` : '';
+}
+
 export function parseCommandLine(args: string[]): Command {
   const { tokens } = parseArgs({ args, strict: false, allowPositionals: true, tokens: true });
   const positionals: string[] = [];
@@ -78,7 +91,7 @@ export function parseCommandLine(args: string[]): Command {
     if (token.kind === 'positional') positionals.push(token.value);
     if (token.kind !== 'option') continue;
     const command = FLAGS.get(token.name);
-    if (command === undefined) throw new UsageError(`unknown option ${token.rawName}`);
+    if (command === undefined) throw new UsageError(`unknown option ${token.rawName}${settingHint(token.name)}`);
     if (token.value !== undefined) throw new UsageError(`option ${token.rawName} takes no value`);
     flag ??= command;
   }

@@ -46,7 +46,9 @@ export function parseStoreUrl(dbUrl: string, cwd: string, Invalid: new (message:
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(dbUrl)?.[1]?.toLowerCase();
   const line = scheme === undefined ? undefined : DATABASES.find((candidate) => Object.hasOwn(candidate.schemes, scheme));
   if (scheme === undefined || line === undefined) {
-    throw new Invalid(`DB_URL has an unsupported scheme "${scheme ?? dbUrl}": use ${SCHEME_LIST}`);
+    // A bare path (`books.db`, `./data/books.db`) is the commonest slip: say what it would be.
+    const path = scheme === undefined || /^[a-z]:[\\/]/i.test(dbUrl) ? `; for a SQLite file, write sqlite:${dbUrl}` : '';
+    throw new Invalid(`DB_URL has an unsupported scheme "${scheme ?? dbUrl}": use ${SCHEME_LIST}${path}`);
   }
   return line.parse(dbUrl, { scheme, cwd, Invalid });
 }

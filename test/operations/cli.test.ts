@@ -158,6 +158,8 @@ describe('command-line mistakes: one line naming the mistake, then the usage, ex
     ['an extra argument', ['migrate', 'now'], 'unexpected argument now'],
     ['an unknown option', ['--frobnicate'], 'unknown option --frobnicate'],
     ['an unknown short option', ['-x'], 'unknown option -x'],
+    ['a setting given as an option', ['--port', '9000'], 'unknown option --port: settings are environment variables, as in PORT=… npm start (README "Configuration")'],
+    ['a setting with dashes, given with =', ['--db-url=sqlite:x.db'], 'unknown option --db-url: settings are environment variables, as in DB_URL=… npm start (README "Configuration")'],
     ['a value given to a flag', ['--help=yes'], 'option --help takes no value'],
   ])('%s', (_name, args, message) => {
     const run = cli(args, { DB_URL: `sqlite:${join(cwd, 'unknown', 'x.db')}`, SECRET_TOKEN: TEST_SECRET });

@@ -103,6 +103,14 @@ describe('configuration', () => {
     expect(() => parseStoreUrl(url, cwd)).toThrow(/DB_URL/);
   });
 
+  it.each(['books.db', './data/books.db', '/var/lib/books/books.db'])('DB_URL %s (a path): the message says how to write it', (url) => {
+    expect(() => parseStoreUrl(url, cwd)).toThrow(`; for a SQLite file, write sqlite:${url}`);
+  });
+
+  it('a URL with another scheme gets no SQLite hint', () => {
+    expect(() => parseStoreUrl('mongodb://x', cwd)).toThrow(/^DB_URL has an unsupported scheme "mongodb": use [^;]*$/);
+  });
+
   it('passwords in DB_URL are masked in descriptions', () => {
     expect(describeStoreUrl('postgres://books:s3cret@db:5432/books')).toBe('postgres://books:***@db:5432/books');
     expect(describeStoreUrl('sqlite:./data/books.db')).toBe('sqlite:./data/books.db');
