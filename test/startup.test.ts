@@ -59,7 +59,13 @@ describe('startup failures: one line naming the setting and the cause, exit code
     [
       'PostgreSQL database that does not exist',
       { ...valid, DB_URL: withUrl(POSTGRES_ADMIN_URL, (url) => (url.pathname = '/no_such_database_here')) },
-      /cannot reach the store at postgres.*no_such_database_here \(DB_URL\): database "no_such_database_here" does not exist/,
+      // The server was reached: the line says so, and the command that makes the database.
+      /cannot use the store at postgres:\/\/\S+\/no_such_database_here \(DB_URL\): the database "no_such_database_here" does not exist on \S+:\d+: create it with `createdb -h \S+ -p \d+ (-U \S+ )?no_such_database_here`, or name another in DB_URL$/m,
+    ],
+    [
+      'MySQL database that does not exist',
+      { ...valid, DB_URL: withUrl(MYSQL_ADMIN_URL, (url) => (url.pathname = '/no_such_database_here')) },
+      /cannot use the store at mysql:\/\/\S+\/no_such_database_here \(DB_URL\): the database "no_such_database_here" does not exist on \S+:\d+: create it with `mariadb -h \S+ -P \d+ (-u \S+ )?-p -e 'CREATE DATABASE `no_such_database_here`'`, or name another in DB_URL$/m,
     ],
     [
       'MySQL with a wrong password (masked in the message)',

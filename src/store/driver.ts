@@ -142,6 +142,11 @@ export interface BookStoreDriver extends BookOperations {
   serverVersion?(): string | undefined;
   /** What a driver error means; see errors.ts. */
   classifyError(error: unknown): StoreErrorKind | undefined;
+  /**
+   * When `error` says the server was reached but DB_URL's database does not exist: a sentence
+   * naming it and the command that creates it, for the startup failure; undefined otherwise.
+   */
+  missingDatabase?(error: unknown): string | undefined;
   close(): Promise<void>;
 }
 

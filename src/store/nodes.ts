@@ -153,3 +153,13 @@ export class NodeSelector<Pool> {
     return [soonest];
   }
 }
+
+/**
+ * "the database "books" does not exist on host:port: create it with `<command>`", the command
+ * made by `create` from the node's URL (host, port, user, database; no password).
+ */
+export function missingDatabaseSentence(node: DatabaseNode, create: (parts: { host: string; port: string; user: string; database: string }) => string): string {
+  const url = new URL(node.url);
+  const parts = { host: url.hostname, port: url.port, user: decodeURIComponent(url.username), database: decodeURIComponent(url.pathname.replace(/^\//, '')) };
+  return `the database "${parts.database}" does not exist on ${node.name}: create it with \`${create(parts)}\`, or name another in DB_URL`;
+}

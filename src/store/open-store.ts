@@ -156,6 +156,8 @@ async function waitUntilReachable(
       if (retry === 1) options.logger.warn(`store at ${options.description} not reachable yet; retrying`);
     },
     giveUp(error) {
+      const missing = driver.missingDatabase?.(error);
+      if (missing) throw new StoreStartupError(`cannot use the store at ${options.description} (DB_URL): ${missing}`);
       const waited = retriesOn(STORE_NOT_UP_YET, driver.classifyError(error)) ? ` within ${connectTimeoutMs / 1000} s (DB_CONNECT_TIMEOUT)` : '';
       throw new StoreStartupError(`cannot reach the store at ${options.description} (DB_URL)${waited}: ${describeError(error)}`);
     },

@@ -9,6 +9,7 @@ import { byIdQueries, updateById } from '../by-id.js';
 import type { BookOperations, BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
 import { bookQueries } from '../book-query.js';
 import { idempotencyKeyQueries } from '../idempotency-keys.js';
+import { missingDatabaseSentence } from '../nodes.js';
 import { classifyMysqlError } from './errors.js';
 import { indexExists, mysqlList } from './list.js';
 import type { MysqlTarget } from './mysql-config.js';
@@ -81,6 +82,11 @@ export const mysql: DatabaseModule<MysqlTarget> = {
       databaseSystem: () => (mariaDbInUse() ? 'mariadb' : 'mysql'),
       serverVersion: versionInUse,
       classifyError: classifyMysqlError,
+      // ER_BAD_DB_ERROR: the server answered, without DB_URL's database.
+      missingDatabase: (error) =>
+        (error as { code?: unknown } | undefined)?.code === 'ER_BAD_DB_ERROR'
+          ? missingDatabaseSentence(target.nodes[0]!, ({ host, port, user, database }) => `mariadb -h ${host} -P ${port}${user ? ` -u ${user}` : ''} -p -e 'CREATE DATABASE \`${database}\`'`)
+          : undefined,
       openForMigrations: (migrationOptions) => mysql.open(target, migrationOptions),
       close: () => db.destroy(),
     };

@@ -8,6 +8,7 @@ import { byIdQueries } from '../by-id.js';
 import { DEFAULT_POOL_MAX, type BooksTableDdl, type BookStoreDriver, type DatabaseModule } from '../driver.js';
 import { bookQueries } from '../book-query.js';
 import { idempotencyKeyQueries } from '../idempotency-keys.js';
+import { missingDatabaseSentence } from '../nodes.js';
 import { returningWrites } from '../returning.js';
 import { classifyPostgresError } from './errors.js';
 import { postgresList } from './list.js';
@@ -79,6 +80,11 @@ export const postgres: DatabaseModule<PostgresTarget> = {
       nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
       databaseSystem: () => 'postgresql',
       classifyError: classifyPostgresError,
+      // invalid_catalog_name: the server answered, without DB_URL's database.
+      missingDatabase: (error) =>
+        (error as { code?: unknown } | undefined)?.code === '3D000'
+          ? missingDatabaseSentence(nodes[0]!, ({ host, port, user, database }) => `createdb -h ${host} -p ${port}${user ? ` -U ${user}` : ''} ${database}`)
+          : undefined,
       close: () => db.destroy(),
     };
   },
