@@ -349,6 +349,7 @@ describeIf('postgres', 'redis-server', 'nginx')('nginx in front of two instances
       ['raw UTF-8 in the path', Buffer.from('GET /book/é HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 'utf8')],
       ['raw UTF-8 in the query', Buffer.from('GET /books?q=é HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 'utf8')],
       ['HTTP/2.0 on the request line', Buffer.from('GET /books HTTP/2.0\r\nHost: x\r\n\r\n')],
+      ['more after the version on the request line', Buffer.from('GET /books HTTP/1.1 junk\r\nHost: x\r\n\r\n')],
       ['a header name with a space', Buffer.from('GET /books HTTP/1.1\r\nHost: x\r\nNo Colon: 1\r\n\r\n')],
       ['CONNECT (the service closes without an answer)', Buffer.from('CONNECT books.example:443 HTTP/1.1\r\nHost: books.example:443\r\n\r\n')],
       ['a Host that is no host name (the service does not read Host)', Buffer.from('GET /books HTTP/1.1\r\nHost: a/b\r\n\r\n')],
