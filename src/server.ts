@@ -16,6 +16,13 @@ import type { Tracing } from './tracing/tracing.js';
 export const SHUTDOWN_GRACE_MS = 10_000;
 /** Within that: the longest the spans still queued may take to be exported once the rest has stopped. */
 export const TRACE_FLUSH_MS = 3_000;
+/** Within that: what closing the store is given once the requests are done. */
+const STORE_CLOSE_MS = 1_000;
+/**
+ * Requests still in flight this long after the stop began are cut (their connections closed),
+ * so that closing the store and exporting the last spans keep their share of the grace period.
+ */
+export const DRAIN_MS = SHUTDOWN_GRACE_MS - STORE_CLOSE_MS - TRACE_FLUSH_MS;
 
 export interface RunningServer {
   app: App;
@@ -74,11 +81,9 @@ export async function startServer(config: Readonly<Config>, logger: Logger, opti
   const stop = () => {
     stopping ??= (async () => {
       // Node stops enforcing REQUEST_TIMEOUT once the server is closing: cut connections that
-      // still have not finished sending their request before the grace period runs out.
-      const cutStalled = setTimeout(
-        () => app.server.closeAllConnections(),
-        Math.min(config.http.requestTimeoutMs, SHUTDOWN_GRACE_MS - 1_000),
-      );
+      // still have not finished their request by DRAIN_MS (it was 9 s, which left the last
+      // spans about 1 s of their 3).
+      const cutStalled = setTimeout(() => app.server.closeAllConnections(), Math.min(config.http.requestTimeoutMs, DRAIN_MS));
       cutStalled.unref();
       try {
         await app.close(); // stops accepting, waits for in-flight requests

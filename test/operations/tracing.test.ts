@@ -7,6 +7,7 @@
 // stalled collector never holds a request up and the spans it costs are counted in /metrics;
 // a stop exports the spans still queued.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient, type ApiResponse } from '../helpers/client/api-client.js';
 import { parseResponses, portOf, rawExchange, requestBytes, sendTogether } from '../helpers/client/raw-http.js';
@@ -539,6 +540,37 @@ describe('a stop exports the spans still queued', () => {
     for (const caller of callers) {
       expect(exported.filter((span) => span.traceId === caller.traceId).map((span) => span.name).sort()).toEqual(['GET /books', 'SELECT books']);
     }
+  });
+});
+
+describe('a stop with a request that never finishes', () => {
+  it('its connection is cut 6 s after SIGTERM (DRAIN_MS), so the last spans keep their 3 s; exit 0 within the 10 s bound', async () => {
+    const child = await startService({
+      childProcess: true,
+      dbUrl: 'sqlite::memory:',
+      env: tracingTo(receiver.endpoint, { OTEL_BSP_SCHEDULE_DELAY: '600000' }),
+    });
+    const client = new ApiClient(child.baseUrl);
+    const caller = callerSpan();
+    const token = await tokenFor(client);
+    expect((await client.request('GET', '/books', { token, headers: { traceparent: caller.traceparent } })).status).toBe(200);
+    // A write whose body stops arriving: its request stays in flight through the stop.
+    const socket = connect(portOf(child.baseUrl), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.on('error', () => undefined);
+    socket.write(`POST /book HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"title":`);
+    const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    const signalled = Date.now();
+    const exitCode = child.stop('SIGTERM');
+    const cutAfter = (await closed) - signalled;
+    expect(await exitCode).toBe(0);
+    const exitedAfter = Date.now() - signalled;
+    expect(cutAfter, 'the stalled request is cut at DRAIN_MS').toBeGreaterThanOrEqual(5_500);
+    expect(cutAfter, 'the stalled request is cut at DRAIN_MS').toBeLessThan(7_000);
+    expect(exitedAfter, 'within the 10 s bound').toBeLessThan(10_000);
+    expect(receiver.spans().filter((span) => span.traceId === caller.traceId).map((span) => span.name).sort()).toEqual(['GET /books', 'SELECT books']);
   });
 });
 
