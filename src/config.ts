@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
+import { secretBesideStore, type KeptSecret } from './auth/secret-file.js';
 import { NODE_HTTP_PARTS, settingName, type NodeHttpParts } from './http/node/index.js';
 import { FAST_PATH_NAMES, type FastPathName } from './seams.js';
 import type { StoreSettings } from './store/open-store.js';
@@ -90,9 +91,19 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
   const env: Env = { ...readDotEnv(cwd), ...withoutEmpty(processEnv) };
   const warnings: string[] = [];
 
-  const secret = env.SECRET_TOKEN ?? '';
+  const dbUrl = env.DB_URL ?? DEFAULT_DB_URL;
+  const store = parseStoreUrl(dbUrl, cwd, ConfigError);
+
+  let secret = env.SECRET_TOKEN ?? '';
   if (!secret && requireSecret) {
-    throw new ConfigError('SECRET_TOKEN is not set: it is required to sign and verify tokens');
+    if (store.kind !== 'sqlite' || store.file === ':memory:') {
+      throw new ConfigError(
+        `SECRET_TOKEN is not set: it is required to sign and verify tokens, the same on every instance; make one with node -e "console.log(require('node:crypto').randomBytes(32).toString('base64url'))"`,
+      );
+    }
+    const kept = keptSecret(store.file);
+    secret = kept.secret;
+    warnings.push(`SECRET_TOKEN is not set: using the one ${kept.created ? 'made now and ' : ''}kept in ${kept.file} (owner-only; set SECRET_TOKEN to use your own)`);
   }
   if (secret && Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
     warnings.push(
@@ -105,9 +116,6 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
   if (env.AUTH_USERNAME === undefined || env.AUTH_PASSWORD === undefined) {
     warnings.push('AUTH_USERNAME/AUTH_PASSWORD not set: the built-in default credentials are in use');
   }
-
-  const dbUrl = env.DB_URL ?? DEFAULT_DB_URL;
-  const store = parseStoreUrl(dbUrl, cwd, ConfigError);
 
   const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -148,6 +156,16 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
     warnings,
   };
   return Object.freeze(config);
+}
+
+/** The secret kept beside the SQLite file; a file that cannot be made or read stops the start, naming it. */
+function keptSecret(dbFile: string): KeptSecret {
+  try {
+    return secretBesideStore(dbFile);
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw new ConfigError(`SECRET_TOKEN is not set, and no secret can be kept in ${dbFile}.secret (${code ?? message}): set SECRET_TOKEN`);
+  }
 }
 
 function withoutEmpty(env: Env): Env {

@@ -1,7 +1,7 @@
 // Startup (README "Configuration", docs/operations.md "Startup and its failures"): the built service starts
 // from any working directory, reads .env there, and refuses to start with one clear line
 // (naming the setting and the cause, exit code 1, no stack trace) whatever the user got wrong.
-import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -118,6 +118,47 @@ describe('startup failures: one line naming the setting and the cause, exit code
     } finally {
       await first.stop('SIGTERM');
     }
+  });
+});
+
+describe('no SECRET_TOKEN anywhere (a fresh clone: npm ci, then npm start)', () => {
+  it('the embedded store: a secret is made once beside it, owner-only, named in one warning, never printed; a restart keeps tokens valid', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'books-nosecret-'));
+    try {
+      const port = await freePort();
+      // What .env.example holds: SECRET_TOKEN empty.
+      writeFileSync(join(dir, '.env'), `SECRET_TOKEN=\nPORT=${port}\nHOST=127.0.0.1\n`);
+      const baseUrl = `http://127.0.0.1:${port}`;
+      const { process: first } = await startService({ childProcess: true, testSettings: false, port, cwd: dir });
+      const file = join(dir, 'data', 'books.db.secret');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const secret = readFileSync(file, 'utf8').trim();
+      expect(Buffer.from(secret, 'base64url')).toHaveLength(32);
+      const login = await fetch(`${baseUrl}/token`, { method: 'POST', body: JSON.stringify({ username: 'admin', password: 'password' }) });
+      const { token } = ((await login.json()) as { data: { token: string } }).data;
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+      const logged = first.stdout() + first.stderr();
+      expect(logged.match(/SECRET_TOKEN is not set: using the one made now and kept in \S+books\.db\.secret/g)).toHaveLength(1);
+      expect(logged).not.toContain(secret);
+      expect(logged).not.toContain(token);
+
+      const { process: second } = await startService({ childProcess: true, testSettings: false, port, cwd: dir });
+      const read = await fetch(`${baseUrl}/books`, { headers: { authorization: token } });
+      expect(read.status).toBe(200);
+      expect(readFileSync(file, 'utf8').trim()).toBe(secret);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a server store: the start stops, saying how to make one (instances must share it)', async () => {
+    await expectStartupFailure(
+      { ...valid, SECRET_TOKEN: undefined, DB_URL: POSTGRES_ADMIN_URL },
+      /SECRET_TOKEN is not set: it is required to sign and verify tokens, the same on every instance; make one with node -e/,
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 // Configuration (README "Configuration"): names, defaults, DB_URL schemes, validation.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,9 +27,36 @@ describe('configuration', () => {
     expect(config.warnings.join('\n')).toMatch(/default credentials/);
   });
 
-  it('SECRET_TOKEN missing or empty refuses to start; shorter than 32 bytes only warns', () => {
-    expect(() => loadConfig({}, cwd)).toThrow(ConfigError);
-    expect(() => loadConfig({ SECRET_TOKEN: '' }, cwd)).toThrow(/SECRET_TOKEN/);
+  it('SECRET_TOKEN missing or empty with a server store or an in-memory one refuses to start, saying how to make one', () => {
+    for (const DB_URL of ['postgres://u@h:5432/db', 'mysql://u@h/db', 'sqlite::memory:']) {
+      expect(() => loadConfig({ DB_URL }, cwd)).toThrow(ConfigError);
+      expect(() => loadConfig({ DB_URL, SECRET_TOKEN: '' }, cwd)).toThrow(/^SECRET_TOKEN is not set: .* make one with node -e "console\.log\(require\('node:crypto'\)\.randomBytes\(32\)\.toString\('base64url'\)\)"$/);
+    }
+  });
+
+  it('SECRET_TOKEN missing with the embedded SQLite file: made once (256 bits), kept owner-only beside it, the same on every later start', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'books-secret-'));
+    try {
+      const first = loadConfig({ AUTH_USERNAME: 'u', AUTH_PASSWORD: 'p' }, dir);
+      const file = join(dir, 'data', 'books.db.secret');
+      expect(first.warnings).toEqual([`SECRET_TOKEN is not set: using the one made now and kept in ${file} (owner-only; set SECRET_TOKEN to use your own)`]);
+      expect(first.auth.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(readFileSync(file, 'utf8')).toBe(`${first.auth.secret}\n`);
+      expect(first.warnings.join('')).not.toContain(first.auth.secret);
+      const again = loadConfig({ AUTH_USERNAME: 'u', AUTH_PASSWORD: 'p', SECRET_TOKEN: '' }, dir);
+      expect(again.auth.secret).toBe(first.auth.secret);
+      expect(again.warnings).toEqual([`SECRET_TOKEN is not set: using the one kept in ${file} (owner-only; set SECRET_TOKEN to use your own)`]);
+      // A SECRET_TOKEN that is set wins, and nothing is read.
+      expect(loadConfig({ SECRET_TOKEN: SECRET, AUTH_USERNAME: 'u', AUTH_PASSWORD: 'p' }, dir).auth.secret).toBe(SECRET);
+      // Only the secret file, no leftover draft.
+      expect(readdirSync(join(dir, 'data'))).toEqual(['books.db.secret']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('SECRET_TOKEN shorter than 32 bytes only warns', () => {
     const config = loadConfig({ SECRET_TOKEN: 'short', AUTH_USERNAME: 'u', AUTH_PASSWORD: 'p' }, cwd);
     expect(config.warnings).toEqual([expect.stringMatching(/SECRET_TOKEN is shorter than 32 bytes/)]);
   });

@@ -1,8 +1,8 @@
 // SQLite through better-sqlite3: WAL, synchronous=FULL, busy timeout, bigint integers, and a
 // statement cache shared by Kysely's driver and the synchronous executor.
-import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
+import { makeDirectories } from '../../make-directories.js';
 import type { CompiledQuery, QueryResult, SqliteDatabase as KyselySqliteDatabase } from 'kysely';
 import { StoreStartupError } from '../startup-error.js';
 import type { DriverOptions } from '../driver.js';
@@ -101,23 +101,3 @@ function openDatabase(file: string, options: Pick<DriverOptions, 'description'>)
   }
 }
 
-/**
- * mkdirSync(dir, { recursive: true }), one level at a time, stopping at the first failure:
- * Node's recursive mkdir never returns under /proc (it retries ENOENT there forever), so an
- * impossible DB_URL such as sqlite:/proc/x/books.db would hang the startup.
- */
-function makeDirectories(dir: string) {
-  const missing: string[] = [];
-  for (let current = dir; !existsSync(current); current = dirname(current)) {
-    missing.unshift(current);
-    if (dirname(current) === current) break;
-  }
-  for (const level of missing) {
-    try {
-      mkdirSync(level);
-    } catch (error) {
-      // Another process (a worker of the same service) made it meanwhile.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-  }
-}
