@@ -1,11 +1,11 @@
 // `npm start` (README "Quick start", docs/operations.md "In production"): it serves from dist/,
-// compiled only when src/ changed (`tsc -b`'s up-to-date check; its speed is measured, not
-// asserted here), and stop signals reach the service itself: SIGTERM to npm drains and exits
+// built only when a file the build reads changed (scripts/prestart.mjs; its speed is measured,
+// not asserted here), and stop signals reach the service itself: SIGTERM to npm drains and exits
 // the service (no orphan left running), and Ctrl-C (SIGINT to the whole process group, so the
 // service gets it twice: from the terminal and from npm) is one graceful stop, not a forced one.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +54,28 @@ describe('npm start', () => {
     started.child.kill('SIGTERM');
     expect(await started.exited).toBe(0);
   }, 60_000);
+
+  it('a second start builds nothing (dist/.build-inputs matches); a file of src/ touched since: it builds', async () => {
+    const first = await npmStart();
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const second = await npmStart();
+    expect(second.output()).not.toMatch(/^npm start: .*building$/m);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    // The same content, a newer time: the inputs differ, so the build runs (and writes nothing new).
+    const touched = join(PROJECT_DIR, 'src', 'version.ts');
+    const { atime, mtime } = statSync(touched);
+    utimesSync(touched, atime, new Date());
+    try {
+      const third = await npmStart();
+      expect(third.output()).toMatch(/^npm start: .*building$/m);
+      third.child.kill('SIGTERM');
+      expect(await third.exited).toBe(0);
+    } finally {
+      utimesSync(touched, atime, mtime);
+    }
+  }, 90_000);
 
   it('SIGTERM to npm reaches the service: it drains, exits, and leaves no process behind', async () => {
     const started = await npmStart();
