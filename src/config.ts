@@ -31,6 +31,8 @@ export interface HttpSettings {
 /** Tokens, the built-in account and the failed-login limit. */
 export interface AuthSettings {
   secret: string;
+  /** SECRET_TOKEN_PREVIOUS: tokens it signed are accepted too, none is signed with it (a rotation). */
+  verifyOnlySecrets: string[];
   username: string;
   password: string;
   /** Failed logins a minute per client address before 429; 0 = off. */
@@ -135,6 +137,7 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
     },
     auth: {
       secret,
+      verifyOnlySecrets: env.SECRET_TOKEN_PREVIOUS ? [env.SECRET_TOKEN_PREVIOUS] : [],
       username: authUsername,
       password: authPassword,
       loginRateLimit: integer(env, 'LOGIN_RATE_LIMIT', 10, 0, 1_000_000),

@@ -19,6 +19,8 @@ const REDACT_PATHS = [
   'data.token',
   'secret',
   'config.auth.secret',
+  'config.auth.verifyOnlySecrets',
+  'auth.verifyOnlySecrets',
   'auth.secret',
 ];
 

@@ -24,18 +24,31 @@ export interface VerifiedTokens {
   remember(token: string, expiresAtMs: number): void;
 }
 
-export function createTokenService(secret: string, verified?: VerifiedTokens): TokenService {
+/**
+ * Signs with `secret`; verifies with it, then with each of `verifyOnly` (SECRET_TOKEN_PREVIOUS:
+ * while SECRET_TOKEN changes, tokens signed with the other one stay valid until they expire).
+ */
+export function createTokenService(secret: string, verified?: VerifiedTokens, verifyOnly: readonly string[] = []): TokenService {
   const sign = createSigner({
     key: secret,
     algorithm: 'HS256',
     noTimestamp: true, // `exp` is the only claim (docs/api.md "Authentication")
   });
-  const verify = createVerifier({
-    key: secret,
-    algorithms: [...ACCEPTED_ALGORITHMS],
-    requiredClaims: ['exp'],
-    clockTolerance: 0,
-  });
+  const verifiers = [secret, ...verifyOnly].map((key) =>
+    createVerifier({ key, algorithms: [...ACCEPTED_ALGORITHMS], requiredClaims: ['exp'], clockTolerance: 0 }),
+  );
+  /** The payload of a token one of the secrets signed; throws when none did (or it is not valid). */
+  const verify = (token: string): unknown => {
+    let refusal: unknown;
+    for (const verifyWith of verifiers) {
+      try {
+        return verifyWith(token);
+      } catch (error) {
+        refusal ??= error;
+      }
+    }
+    throw refusal;
+  };
 
   // HS256 is deterministic and `exp` is the only claim, so every token issued within the same
   // second is byte-for-byte the same: sign once per second, not once per request.

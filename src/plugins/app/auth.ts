@@ -60,7 +60,7 @@ async function createOwnLoginLimiter(app: FastifyInstance, settings: Readonly<Au
 
 export default fp<AuthOptions>(
   async function auth(app, { settings, loginLimiter, tracing, verifiedTokens }) {
-    const tokens = createTokenService(settings.secret, verifiedTokens?.());
+    const tokens = createTokenService(settings.secret, verifiedTokens?.(), settings.verifyOnlySecrets);
     app.decorate('tokens', tokens);
     app.decorate('credentials', createCredentialsChecker(settings.username, settings.password));
     app.decorate('loginLimiter', loginLimiter ?? (await createOwnLoginLimiter(app, settings, tracing)));
