@@ -16,7 +16,9 @@ export const HELP = `book-service ${VERSION}: the book collection service
 ${USAGE}
 Configuration comes from the environment and from .env in the working directory
 (the environment wins; an empty variable counts as unset):
-  SECRET_TOKEN        required: the HMAC key that signs tokens (32+ random bytes)
+  SECRET_TOKEN        the HMAC key that signs tokens (32+ random bytes); required with a server
+                      store; unset with a SQLite file: made once, kept in <file>.secret
+  SECRET_TOKEN_PREVIOUS unset    a key tokens are verified with, never signed with (a rotation)
   DB_URL              sqlite:./data/books.db | postgres://… | mysql://… (default: SQLite)
                       several hosts: mysql://u:pw@h1:3306,h2:3306/db (failover)
   PORT, HOST          8080, 0.0.0.0

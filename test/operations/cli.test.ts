@@ -68,17 +68,19 @@ describe('node dist/main.js --help / --version', () => {
     for (const name of names) expect(run.stdout, name).toContain(name as string);
   });
 
-  it('every setting src/config.ts reads is in .env.example, --help and the README configuration table', () => {
+  it('every setting src/config.ts reads is in .env.example, --help and the README configuration table (the internal switches: docs/operations.md\'s)', () => {
     const source = readFileSync(new URL('../../src/config.ts', import.meta.url), 'utf8');
     const read = new Set([...source.matchAll(/env\.([A-Z][A-Z0-9_]+)|env, '([A-Z][A-Z0-9_]+)'/g)].map((match) => match[1] ?? match[2]));
     expect(read.size).toBeGreaterThan(15);
     const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    const switches = operations.slice(operations.indexOf('## Internal switches'), operations.indexOf('## Speed paths'));
     const help = cli(['--help']).stdout;
     for (const name of read) {
       expect(example, `.env.example: ${name}`).toMatch(new RegExp(`^#?\\s*${name}=`, 'm'));
       expect(help, `--help: ${name}`).toContain(name as string);
-      expect(readme, `README: ${name}`).toContain(`| \`${name}\` |`);
+      expect(readme + switches, `README or docs/operations.md "Internal switches": ${name}`).toContain(`| \`${name}\` |`);
     }
   });
 
