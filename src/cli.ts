@@ -1,12 +1,16 @@
-// The command line: `[serve|migrate]`, `--help`, `--version`. A mistake is a UsageError.
+// The command line: `[serve|migrate|backup FILE]`, `--help`, `--version`. A mistake is a UsageError.
 import { parseArgs } from 'node:util';
 import { VERSION } from './version.js';
 
-export type Command = 'serve' | 'migrate' | 'help' | 'version';
+export type Command =
+  | { name: 'serve' | 'migrate' | 'help' | 'version' }
+  /** Copy the SQLite store to `file` (docs/operations.md "Backup and restore"). */
+  | { name: 'backup'; file: string };
 
 export const USAGE = `Usage:
   node dist/main.js [serve]    start the service (the default)
   node dist/main.js migrate    create or migrate the store's schema, then exit
+  node dist/main.js backup FILE  copy the SQLite store to FILE while the service runs
   node dist/main.js --help     this text
   node dist/main.js --version  the version
 `;
@@ -65,7 +69,7 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-const FLAGS = new Map<string, Command>([
+const FLAGS = new Map<string, 'help' | 'version'>([
   ['help', 'help'],
   ['h', 'help'],
   ['version', 'version'],
@@ -88,7 +92,7 @@ function settingHint(option: string): string {
 export function parseCommandLine(args: string[]): Command {
   const { tokens } = parseArgs({ args, strict: false, allowPositionals: true, tokens: true });
   const positionals: string[] = [];
-  let flag: Command | undefined;
+  let flag: 'help' | 'version' | undefined;
   for (const token of tokens) {
     if (token.kind === 'positional') positionals.push(token.value);
     if (token.kind !== 'option') continue;
@@ -97,9 +101,14 @@ export function parseCommandLine(args: string[]): Command {
     if (token.value !== undefined) throw new UsageError(`option ${token.rawName} takes no value`);
     flag ??= command;
   }
-  if (flag) return flag;
-  if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
-  const [name = 'serve'] = positionals;
+  if (flag) return { name: flag };
+  const [name = 'serve', ...rest] = positionals;
+  if (name === 'backup') {
+    if (rest.length === 0) throw new UsageError('backup needs the FILE to write the copy to');
+    if (rest.length > 1) throw new UsageError(`unexpected argument ${rest[1]}`);
+    return { name, file: rest[0]! };
+  }
   if (name !== 'serve' && name !== 'migrate') throw new UsageError(`unknown command ${name}`);
-  return name;
+  if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`);
+  return { name };
 }

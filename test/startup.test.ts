@@ -154,6 +154,44 @@ describe('no SECRET_TOKEN anywhere (a fresh clone: npm ci, then npm start)', () 
     }
   });
 
+  it('WORKERS=3: the secret is made once, and a token signed by one worker is valid on every other, before and after a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'books-nosecret-workers-'));
+    try {
+      const port = await freePort();
+      writeFileSync(join(dir, '.env'), `PORT=${port}\nHOST=127.0.0.1\nWORKERS=3\nLOGIN_RATE_LIMIT=0\n`);
+      const baseUrl = `http://127.0.0.1:${port}`;
+      // Each request on a connection of its own, so node:cluster spreads them over the workers.
+      const fresh = { connection: 'close' };
+      const login = async () => {
+        const answer = await fetch(`${baseUrl}/token`, { method: 'POST', headers: fresh, body: JSON.stringify({ username: 'admin', password: 'password' }) });
+        return ((await answer.json()) as { data: { token: string } }).data.token;
+      };
+      const everyReadAccepted = async (tokens: string[]) => {
+        const statuses = await Promise.all(
+          Array.from({ length: 24 }, (_, i) => fetch(`${baseUrl}/books`, { headers: { ...fresh, authorization: tokens[i % tokens.length]! } }).then((answer) => answer.status)),
+        );
+        expect(statuses.every((status) => status === 200), String(statuses)).toBe(true);
+      };
+      const { process: first } = await startService({ childProcess: true, testSettings: false, port, cwd: dir });
+      const tokens = await Promise.all(Array.from({ length: 6 }, login));
+      await everyReadAccepted(tokens);
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+      const logged = first.stdout() + first.stderr();
+      expect(logged.match(/SECRET_TOKEN is not set: using the one made now and kept in/g)).toHaveLength(1);
+      expect(logged).not.toMatch(/SECRET_TOKEN is not set: using the one kept in/);
+      const secret = readFileSync(join(dir, 'data', 'books.db.secret'), 'utf8').trim();
+
+      const { process: second } = await startService({ childProcess: true, testSettings: false, port, cwd: dir });
+      await everyReadAccepted(tokens);
+      expect(readFileSync(join(dir, 'data', 'books.db.secret'), 'utf8').trim()).toBe(secret);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a server store: the start stops, saying how to make one (instances must share it)', async () => {
     await expectStartupFailure(
       { ...valid, SECRET_TOKEN: undefined, DB_URL: POSTGRES_ADMIN_URL },

@@ -19,6 +19,12 @@ const MAX_CACHED_STATEMENTS = 256;
  */
 const NEVER_COLLECTED: unknown[] = [];
 
+/** Keeps a better-sqlite3 Database or Statement made elsewhere (backup.ts) from ever being collected (see above). */
+export function neverCollected<T>(object: T): T {
+  NEVER_COLLECTED.push(object);
+  return object;
+}
+
 /**
  * Runs Kysely-compiled queries straight on better-sqlite3, synchronously. Kysely's own SQLite
  * driver puts every query behind an async mutex (each release wakes every waiter) and several
