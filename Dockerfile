@@ -33,9 +33,14 @@ COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY web ./web
 COPY src ./src
+# Then only what runs is kept: the production dependencies, and of better-sqlite3's build its
+# addon (build/Release/better_sqlite3.node), not its objects and the SQLite sources (25 MB).
 RUN npm run build \
  && npm prune --omit=dev \
- && rm -rf dist/.ui-types dist/.ui.tsbuildinfo
+ && rm -rf dist/.ui-types dist/.ui.tsbuildinfo \
+    node_modules/better-sqlite3/build/Release/obj node_modules/better-sqlite3/build/Release/obj.target \
+    node_modules/better-sqlite3/build/Release/.deps node_modules/better-sqlite3/build/deps \
+    node_modules/better-sqlite3/deps node_modules/better-sqlite3/src
 
 FROM ${NODE_IMAGE} AS runtime
 # tini as PID 1: passes SIGTERM on to node (which drains and exits within 10 s) and reaps

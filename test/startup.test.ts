@@ -176,7 +176,7 @@ describe('no SECRET_TOKEN anywhere (a fresh clone: npm ci, then npm start)', () 
       const tokens = await Promise.all(Array.from({ length: 6 }, login));
       await everyReadAccepted(tokens);
       first.child.kill('SIGTERM');
-      expect(await first.exited).toBe(0);
+      expect(await first.exited, first.stdout() + first.stderr()).toBe(0);
       const logged = first.stdout() + first.stderr();
       expect(logged.match(/SECRET_TOKEN is not set: using the one made now and kept in/g)).toHaveLength(1);
       expect(logged).not.toMatch(/SECRET_TOKEN is not set: using the one kept in/);

@@ -7,11 +7,13 @@ import { createLogger } from '../logger.js';
 import { NO_FAST_PATHS, type LoadFastPaths } from '../seams.js';
 import { SHUTDOWN_GRACE_MS, startServer } from '../server.js';
 import { VERSION } from '../version.js';
-import { STOP_MESSAGE, onStopSignals } from './stop-signals.js';
+import { listenForStopMessage, onStopSignals } from './stop-signals.js';
 import { superviseWorkers } from './supervise.js';
 
 /** `loadFastPaths`: the speed paths' loader (src/main.ts); called only when FAST_PATHS turns one on. */
 export async function serve(loadFastPaths?: LoadFastPaths) {
+  // Before the first await: a stop the primary asks for while this worker starts is kept.
+  const onStopMessage = cluster.isWorker ? listenForStopMessage() : undefined;
   const config = loadConfig(process.env, process.cwd());
   const fastPaths = loadFastPaths && config.fastPaths.size > 0 ? await loadFastPaths(config.fastPaths) : NO_FAST_PATHS;
   // Before the app is built: building it is when the heap first grows.
@@ -52,7 +54,7 @@ export async function serve(loadFastPaths?: LoadFastPaths) {
     logger.warn({ signal }, 'second signal: exiting now');
     exit(1);
   });
-  if (cluster.isWorker) process.on('message', (message) => message === STOP_MESSAGE && stopGracefully('SIGTERM'));
+  onStopMessage?.(() => stopGracefully('SIGTERM'));
 }
 
 /** What the operator gave Node: its command-line flags and NODE_OPTIONS (a speed path leaves their choices alone). */

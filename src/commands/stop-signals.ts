@@ -24,3 +24,22 @@ export function onStopSignals(stopGracefully: (signal: NodeJS.Signals) => void, 
   process.on('SIGTERM', handle);
   process.on('SIGINT', handle);
 }
+
+/**
+ * A cluster worker: listens for the primary's stop message from the moment the worker starts,
+ * so that one sent while the worker is still starting (opening its store, waiting for another
+ * one's migrations) is not lost: it is carried out as soon as the worker hands over how to stop.
+ */
+export function listenForStopMessage(): (stop: () => void) => void {
+  let requested = false;
+  let stop: (() => void) | undefined;
+  process.on('message', (message) => {
+    if (message !== STOP_MESSAGE) return;
+    if (stop) stop();
+    else requested = true;
+  });
+  return (handler) => {
+    stop = handler;
+    if (requested) handler();
+  };
+}

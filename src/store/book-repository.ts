@@ -54,6 +54,8 @@ export function bookRepository(driver: BookStoreDriver, { idempotencyTtlMs }: Re
     purgeExpiredKeys: () => keys.purge(driver.runWrite, idempotencyTtlMs),
     async ping() {
       await sql`select 1`.execute(driver.db);
+      const unwritable = await driver.unwritable?.();
+      if (unwritable !== undefined) throw new Error(unwritable);
     },
     poolStats: () => driver.poolStats(),
     nodeUse: () => driver.nodeUse(),

@@ -116,7 +116,7 @@ export interface BookStore {
   poolStats(): PoolStats | undefined;
   /** Undefined for a store that is a file (SQLite). */
   nodeUse(): NodeUse | undefined;
-  /** Resolves when the store answers a trivial query. */
+  /** Resolves when the store answers a trivial query and (SQLite) a write can commit. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -147,6 +147,11 @@ export interface BookStoreDriver extends BookOperations {
    * naming it and the command that creates it, for the startup failure; undefined otherwise.
    */
   missingDatabase?(error: unknown): string | undefined;
+  /**
+   * Why a write cannot commit now (SQLite: its disk is full), for readiness; undefined when it
+   * can. Left out where the database server watches its own disk (PostgreSQL, MySQL).
+   */
+  unwritable?(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 

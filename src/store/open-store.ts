@@ -4,15 +4,16 @@
 // What is layered on the store from outside (tracing's spans around the driver, the speed
 // paths' layers) is handed in by the composition root (src/server.ts): the store imports
 // neither src/tracing/ nor src/fast/.
-import { Migrator, sql } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { DEFAULT_IDEMPOTENCY_TTL_MS, bookRepository } from './book-repository.js';
 import type { BookStore } from './book-store.js';
+import type { BookDatabase } from './books-table.js';
 import type { BookStoreDriver, DriverOptions } from './driver.js';
 import { newLeaseHolder, withMigrationLease, type LeaseOptions } from './migration-lease.js';
 import { describeDriverError } from './errors.js';
 import { KeyPurgingBookStore } from './key-purge.js';
-import { migrationsFor } from './migrations/index.js';
+import { MIGRATION_NAMES, migrationsFor } from './migrations/index.js';
 import { MIGRATIONS_CUT_SHORT, STORE_NOT_UP_YET, retrier, retriesOn } from './retry.js';
 import { RetryingBookStore } from './retrying-book-store.js';
 import { StoreStartupError } from './startup-error.js';
@@ -86,10 +87,11 @@ export async function openStore(settings: StoreSettings, logger: Logger, { wrapD
   try {
     await migrations.run(async () => {
       await waitUntilReachable(driver, deadline, settings.connectTimeoutMs, options);
-      await migrateOnOwnConnections(driver, { ...options, queryTimeoutMs: migrationTimeoutMs, poolMax: 2 }, (migrating) =>
+      await migrateOnOwnConnections(driver, { ...options, queryTimeoutMs: migrationTimeoutMs, poolMax: 2 }, async (migrating) => {
+        if (await schemaIsCurrent(migrating.db)) return;
         // Kysely's migrator locks too, but per server (GET_LOCK on MySQL): not across a Galera cluster.
-        withMigrationLease(migrating.db, lease, () => runMigrations(migrating, options)),
-      );
+        await withMigrationLease(migrating.db, lease, () => runMigrations(migrating, options));
+      });
     });
   } catch (error) {
     await driver.close().catch(() => undefined);
@@ -171,11 +173,30 @@ function migrationFailed(error: unknown, options: DriverOptions): StoreStartupEr
   });
 }
 
+const MIGRATION_TABLE = 'book_service_migrations';
+
+/**
+ * Whether exactly the migrations this version knows are applied, read without writing: then
+ * there is nothing to do, and no lease is taken. So an instance or worker starting on a
+ * migrated store neither waits for another one's lease nor writes, and a store whose disk is
+ * full still starts and serves reads. Anything else (no table yet, a migration missing, one
+ * this version does not know) goes the whole way: lease, then Kysely's migrator.
+ */
+async function schemaIsCurrent(db: Kysely<BookDatabase>): Promise<boolean> {
+  try {
+    const rows = await db.withTables<{ [MIGRATION_TABLE]: { name: string } }>().selectFrom(MIGRATION_TABLE).select('name').execute();
+    const applied = new Set(rows.map((row) => row.name));
+    return applied.size === MIGRATION_NAMES.length && MIGRATION_NAMES.every((name) => applied.has(name));
+  } catch {
+    return false;
+  }
+}
+
 async function runMigrations(driver: BookStoreDriver, options: DriverOptions) {
   const migrator = new Migrator({
     db: driver.db,
     provider: migrationsFor(driver.booksTable),
-    migrationTableName: 'book_service_migrations',
+    migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: 'book_service_migrations_lock',
   });
   const { error, results } = await migrator.migrateToLatest();

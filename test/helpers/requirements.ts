@@ -11,6 +11,7 @@ import { privateGaleraUnavailable } from './infra/galera-cluster.js';
 import { nginxMissing } from './infra/nginx.js';
 import { privatePostgresUnavailable } from './infra/postgres-cluster.js';
 import { redisServerMissing } from './infra/redis-server.js';
+import { smallVolumeMissing } from './infra/small-volume.js';
 import { STORE_KINDS } from './stores/dialects.js';
 import { MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL, sharedGaleraUnavailable, withMysqlAdmin, withPostgresAdmin } from './stores/test-store.js';
 
@@ -34,7 +35,9 @@ export type Requirement =
   /** Chromium (CHROMIUM_PATH), for the browser tests. */
   | 'chromium'
   /** nginx (NGINX), for the reverse-proxy front of deploy/nginx. */
-  | 'nginx';
+  | 'nginx'
+  /** A small volume of the test's own: mounting a tmpfs (root, or a user allowed to mount). */
+  | 'small-volume';
 
 /** Why a requirement is not met: missing (a failure under CI), or left out by DIALECTS (skipped even there). */
 type Unmet = { missing: string } | { leftOut: string };
@@ -83,6 +86,8 @@ function check(requirement: Requirement): Unmet | undefined {
       return missing(existsSync(CHROMIUM) ? undefined : `${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`);
     case 'nginx':
       return missing(nginxMissing());
+    case 'small-volume':
+      return missing(smallVolumeMissing());
   }
 }
 

@@ -6,11 +6,12 @@ import { BOOK_COLUMNS } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
 import { bind, type BookDatabase, type RunQuery } from '../books-table.js';
 import { byIdQueries } from '../by-id.js';
-import type { BooksTableDdl, BookStoreDriver, DatabaseModule } from '../driver.js';
+import type { BooksTableDdl, BookStoreDriver, DatabaseModule, TransactionScope } from '../driver.js';
 import { bookQueries } from '../book-query.js';
 import { idempotencyKeyQueries } from '../idempotency-keys.js';
 import { returningWrites } from '../returning.js';
 import { openSqliteConnection } from './connection.js';
+import { watchDiskFull } from './disk-full.js';
 import { classifySqliteError } from './errors.js';
 import { sqliteList } from './list.js';
 import type { SqliteTarget } from './sqlite-config.js';
@@ -38,11 +39,12 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
     const whenFree = <R>(query: () => R): Promise<R> =>
       transactionEnded === undefined ? Promise.resolve(query()) : transactionEnded.then(() => whenFree(query));
     const writer = options.sqliteWriter?.(connection, () => transactionEnded);
+    const diskFull = watchDiskFull(file);
     const execute = <R>(query: CompiledQuery<R>): Promise<QueryResult<R>> => Promise.resolve(connection.execute(query));
     const read: RunQuery = (query) => whenFree(() => connection.execute(query));
     // Each write its own statement (SQLite commits it, and syncs it to disk, before answering),
     // unless a writer was given.
-    const write: RunQuery = writer ? (query) => writer.write(query) : read;
+    const write: RunQuery = writer ? (query) => diskFull.observe(() => writer.write(query)) : (query) => diskFull.observe(() => read(query));
     const byId = byIdQueries(db);
     const list = bookQueries(db, sqliteList);
     const returning = returningWrites(db);
@@ -67,26 +69,7 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
         return { json: books.join(','), count: books.length, lastId: idOfBookJson(books.at(-1)) };
       },
       selectBooks: (query) => list.selectBooks(read, query),
-      async transaction(work) {
-        while (transactionEnded) await transactionEnded;
-        let end!: () => void;
-        transactionEnded = new Promise<void>((resolve) => (end = resolve));
-        try {
-          // IMMEDIATE: the write lock at once (another process's writer is waited for, up to the busy timeout).
-          connection.database.exec('BEGIN IMMEDIATE');
-          try {
-            const result = await work({ run: execute, ...byId(execute, execute), ...returning(execute) });
-            connection.database.exec('COMMIT');
-            return result;
-          } catch (error) {
-            if (connection.database.inTransaction) connection.database.exec('ROLLBACK');
-            throw error;
-          }
-        } finally {
-          transactionEnded = undefined;
-          end();
-        }
-      },
+      transaction: (work) => diskFull.observe(() => transaction(work)),
       idempotencyKeys: idempotencyKeyQueries(db, NOW_MS, 'on-conflict'),
       runWrite: write,
       runRead: read,
@@ -96,8 +79,31 @@ export const sqlite: DatabaseModule<SqliteTarget> = {
       nodeUse: () => undefined,
       databaseSystem: () => 'sqlite',
       classifyError: classifySqliteError,
+      unwritable: async () => diskFull.unwritable(),
       close: () => db.destroy(),
     };
+
+    /** BookStoreDriver.transaction: one at a time on the one connection. */
+    async function transaction<T>(work: (tx: TransactionScope) => Promise<T>): Promise<T> {
+      while (transactionEnded) await transactionEnded;
+      let end!: () => void;
+      transactionEnded = new Promise<void>((resolve) => (end = resolve));
+      try {
+        // IMMEDIATE: the write lock at once (another process's writer is waited for, up to the busy timeout).
+        connection.database.exec('BEGIN IMMEDIATE');
+        try {
+          const result = await work({ run: execute, ...byId(execute, execute), ...returning(execute) });
+          connection.database.exec('COMMIT');
+          return result;
+        } catch (error) {
+          if (connection.database.inTransaction) connection.database.exec('ROLLBACK');
+          throw error;
+        }
+      } finally {
+        transactionEnded = undefined;
+        end();
+      }
+    }
   },
 };
 
