@@ -148,6 +148,12 @@ export interface BookStoreDriver extends BookOperations {
    */
   missingDatabase?(error: unknown): string | undefined;
   /**
+   * The server's settings that weaken "an acknowledged write survives a crash" (fsync off,
+   * innodb_flush_log_at_trx_commit other than 1), one sentence each, for startup warnings;
+   * left out where the service sets them itself (SQLite: synchronous = FULL).
+   */
+  durabilityWarnings?(): Promise<string[]>;
+  /**
    * Why a write cannot commit now (SQLite: its disk is full), for readiness; undefined when it
    * can. Left out where the database server watches its own disk (PostgreSQL, MySQL).
    */

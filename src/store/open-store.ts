@@ -97,6 +97,7 @@ export async function openStore(settings: StoreSettings, logger: Logger, { wrapD
     await driver.close().catch(() => undefined);
     throw error instanceof StoreStartupError ? error : migrationFailed(error, options);
   }
+  await warnAboutDurability(driver, logger);
   const idempotencyTtlMs = settings.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
   try {
     // Wrapped only from here: migrations and the startup checks serve no request.
@@ -105,6 +106,15 @@ export async function openStore(settings: StoreSettings, logger: Logger, { wrapD
   } catch (error) {
     await driver.close().catch(() => undefined);
     throw error;
+  }
+}
+
+/** Logs each server setting that weakens durability; a server that will not say is no reason not to start. */
+async function warnAboutDurability(driver: BookStoreDriver, logger: Logger): Promise<void> {
+  try {
+    for (const warning of (await driver.durabilityWarnings?.()) ?? []) logger.warn(warning);
+  } catch (error) {
+    logger.debug(describeDriverError(error), 'could not read the store server\'s durability settings');
   }
 }
 

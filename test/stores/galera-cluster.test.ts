@@ -167,6 +167,15 @@ describeIf('galera-binaries')('the service on a 3-node MariaDB Galera cluster (p
       }
     });
 
+    it('a. the cluster runs with innodb_flush_log_at_trx_commit = 0 (throw-away data): each instance warns at startup, naming the setting and Galera', () => {
+      for (const [index, instance] of instances.entries()) {
+        const warnings = instance.process.stdout().split('\n').filter((line) => line.includes('innodb_flush_log_at_trx_commit'));
+        expect(warnings, `instance on ${cluster.nodes[index]!.name}`).toHaveLength(1);
+        expect(warnings[0]).toContain('"level":40');
+        expect(warnings[0]).toContain(`has innodb_flush_log_at_trx_commit = 0: a crash of its host can lose the last acknowledged writes; set it to 1, on every node of a Galera cluster too`);
+      }
+    });
+
     it('b. login, create, get, list, update, delete through instances on different nodes: each step seen at once through the others', async () => {
       const [a, b, c] = instances as [ChildService, ChildService, ChildService];
       for (const instance of [b, c]) {

@@ -10,6 +10,7 @@ import type { BookOperations, BooksTableDdl, BookStoreDriver, DatabaseModule } f
 import { bookQueries } from '../book-query.js';
 import { idempotencyKeyQueries } from '../idempotency-keys.js';
 import { missingDatabaseSentence } from '../nodes.js';
+import { mysqlDurabilityWarnings } from './durability.js';
 import { classifyMysqlError } from './errors.js';
 import { indexExists, mysqlList } from './list.js';
 import type { MysqlTarget } from './mysql-config.js';
@@ -81,6 +82,7 @@ export const mysql: DatabaseModule<MysqlTarget> = {
       nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
       databaseSystem: () => (mariaDbInUse() ? 'mariadb' : 'mysql'),
       serverVersion: versionInUse,
+      durabilityWarnings: () => mysqlDurabilityWarnings(db, selector.inUse.name),
       classifyError: classifyMysqlError,
       // ER_BAD_DB_ERROR: the server answered, without DB_URL's database.
       missingDatabase: (error) =>

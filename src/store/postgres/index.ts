@@ -9,6 +9,7 @@ import { DEFAULT_POOL_MAX, type BooksTableDdl, type BookStoreDriver, type Databa
 import { bookQueries } from '../book-query.js';
 import { idempotencyKeyQueries } from '../idempotency-keys.js';
 import { missingDatabaseSentence } from '../nodes.js';
+import { postgresDurabilityWarnings } from './durability.js';
 import { returningWrites } from '../returning.js';
 import { classifyPostgresError } from './errors.js';
 import { postgresList } from './list.js';
@@ -79,6 +80,7 @@ export const postgres: DatabaseModule<PostgresTarget> = {
       },
       nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
       databaseSystem: () => 'postgresql',
+      durabilityWarnings: () => postgresDurabilityWarnings(db, selector.inUse.name),
       classifyError: classifyPostgresError,
       // invalid_catalog_name: the server answered, without DB_URL's database.
       missingDatabase: (error) =>
