@@ -518,17 +518,21 @@ describe('an unreachable or stalled collector', () => {
   });
 });
 
+/** A service in its own process that exports on schedule only every 10 minutes: whatever arrives, its stop sent it. */
+async function serviceExportingOnlyAtStop() {
+  const child = await startService({
+    childProcess: true,
+    dbUrl: 'sqlite::memory:',
+    env: tracingTo(receiver.endpoint, { OTEL_BSP_SCHEDULE_DELAY: '600000' }),
+  });
+  const client = new ApiClient(child.baseUrl);
+  return { child, client, token: await tokenFor(client) };
+}
+
 describe('a stop exports the spans still queued', () => {
   it('the spans of the last requests reach the collector after SIGTERM, before the process exits', async () => {
-    // Exports on schedule only every 10 minutes: whatever arrives, the stop sent it.
-    const child = await startService({
-      childProcess: true,
-      dbUrl: 'sqlite::memory:',
-      env: tracingTo(receiver.endpoint, { OTEL_BSP_SCHEDULE_DELAY: '600000' }),
-    });
-    const client = new ApiClient(child.baseUrl);
+    const { child, client, token } = await serviceExportingOnlyAtStop();
     const callers = [callerSpan(), callerSpan(), callerSpan()];
-    const token = await tokenFor(client);
     for (const caller of callers) expect((await client.request('GET', '/books', { token, headers: { traceparent: caller.traceparent } })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const ours = (spans: ReceivedSpan[]) => spans.filter((span) => callers.some((caller) => caller.traceId === span.traceId));
@@ -545,14 +549,8 @@ describe('a stop exports the spans still queued', () => {
 
 describe('a stop with a request that never finishes', () => {
   it('its connection is cut 6 s after SIGTERM (DRAIN_MS), so the last spans keep their 3 s; exit 0 within the 10 s bound', async () => {
-    const child = await startService({
-      childProcess: true,
-      dbUrl: 'sqlite::memory:',
-      env: tracingTo(receiver.endpoint, { OTEL_BSP_SCHEDULE_DELAY: '600000' }),
-    });
-    const client = new ApiClient(child.baseUrl);
+    const { child, client, token } = await serviceExportingOnlyAtStop();
     const caller = callerSpan();
-    const token = await tokenFor(client);
     expect((await client.request('GET', '/books', { token, headers: { traceparent: caller.traceparent } })).status).toBe(200);
     // A write whose body stops arriving: its request stays in flight through the stop.
     const socket = connect(portOf(child.baseUrl), '127.0.0.1');
