@@ -58,6 +58,9 @@
 //   library-tables.mjs   its tables, targets and notes
 //   library-page.mjs     its section of the page
 //   fast-paths.mjs   what each speed path buys: its services, startups, lines and report
+//   change-feed.mjs  POST /book with and without 100 change-feed subscribers; delivery across instances
+//   batch.mjs        POST /batch of 1,000 creates against POST /book
+//   alone.mjs        running one of those two phases on its own
 //   wrk.mjs          the load generator (wrk, or autocannon) and its output
 //   peak-rss.mjs     peak RSS (VmHWM) of a process tree, and RSS (VmRSS) of a process
 //   go-gin.mjs       building and running the Go/Gin reference

@@ -18,6 +18,7 @@ import { nodeHttpLayer, type ServerSettings } from './http/node/index.js';
 import { answerRefusedUrl } from './plugins/app/refused-url.js';
 import type { App } from './http/types.js';
 import auth from './plugins/app/auth.js';
+import changeFeed from './plugins/app/change-feed.js';
 import jsonBody from './plugins/app/json-body.js';
 import { methodNotAllowed, routeTable } from './plugins/app/method-not-allowed.js';
 import metrics from './plugins/app/metrics.js';
@@ -27,6 +28,7 @@ import storePlugin from './plugins/app/store.js';
 import { SHARED_SCHEMAS } from './plugins/external/api-reference.js';
 import cors from './plugins/external/cors.js';
 import bookRoutes from './routes/books.js';
+import changeRoutes from './routes/changes.js';
 import healthRoutes from './routes/health.js';
 import metricsRoute from './routes/metrics.js';
 import openapiRoute from './routes/openapi.js';
@@ -116,6 +118,7 @@ export async function buildApp({
   app.register(jsonBody, { jsonBodyParser: fastPaths.jsonBodyParser });
   app.register(requestLog);
   app.register(storePlugin, { store, bookLists: fastPaths.bookLists?.(store, tracing) });
+  app.register(changeFeed, { settings: config.changes, tracing });
   app.register(metrics, { enabled: config.http.metrics, tracing, requestMetrics: fastPaths.requestMetrics });
   app.register(auth, { settings: config.auth, loginLimiter, tracing, verifiedTokens: fastPaths.verifiedTokens });
 
@@ -132,6 +135,7 @@ export async function buildApp({
   app.register(healthRoutes);
   app.register(tokenRoute);
   app.register(bookRoutes, { secret: config.auth.secret });
+  app.register(changeRoutes, { tracing });
 
   app.register(methodNotAllowed);
   // The web page after the 405 answers: other methods on its paths stay 404 (routes/web-ui.ts).

@@ -9,6 +9,7 @@ import { FAST_PATH_NAMES, type FastPathName } from './seams.js';
 import type { StoreSettings } from './store/open-store.js';
 import { describeStoreUrl, parseStoreUrl } from './store/store-url.js';
 import { StartupError } from './startup-error.js';
+import type { ChangeFeedSettings } from './changes/change-feed.js';
 import { parseTracingSettings, type TracingSettings } from './tracing/tracing-config.js';
 
 /** How the service listens and treats HTTP clients. */
@@ -47,6 +48,8 @@ export interface Config {
   http: HttpSettings;
   auth: AuthSettings;
   store: StoreSettings;
+  /** GET /books/changes: how long changes are kept, how many streams a process serves. */
+  changes: ChangeFeedSettings;
   logLevel: string;
   workers: number;
   /** The speed paths that are on (FAST_PATHS, src/seams.ts; the layers are in src/fast/). */
@@ -66,6 +69,8 @@ const DEFAULT_DB_URL = 'sqlite:./data/books.db';
 const DEFAULT_USERNAME = 'admin';
 const DEFAULT_PASSWORD = 'password';
 const MIN_SECRET_BYTES = 32;
+/** CHANGES_RETENTION's ceiling: 30 days. */
+const MAX_CHANGES_RETENTION_S = 30 * 86_400;
 /** IDEMPOTENCY_TTL's ceiling: 30 days. */
 const MAX_IDEMPOTENCY_TTL_S = 30 * 86_400;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -152,6 +157,10 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
       poolMax: env.DB_POOL_MAX === undefined ? undefined : integer(env, 'DB_POOL_MAX', 10, 1, 10_000),
       idempotencyTtlMs: seconds(env, 'IDEMPOTENCY_TTL', 86_400, MAX_IDEMPOTENCY_TTL_S),
     },
+    changes: {
+      retentionMs: seconds(env, 'CHANGES_RETENTION', 86_400, MAX_CHANGES_RETENTION_S),
+      maxStreams: integer(env, 'CHANGES_MAX_STREAMS', 1_000, 0, 100_000),
+    },
     logLevel,
     workers: integer(env, 'WORKERS', 1, 1, 1024),
     fastPaths: withoutHeapSizing(parseFastPaths(env.FAST_PATHS ?? oldMachinery(env)?.fastPaths), boolean(env, 'HEAP_SIZING', true)),
@@ -159,6 +168,40 @@ export function loadConfig(processEnv: Env, cwd: string, { requireSecret = true 
     warnings,
   };
   return Object.freeze(config);
+}
+
+/** What `book-service import FILE` needs: the running service to send to, and the account to sign in with. */
+export interface ImportSettings {
+  /** The service's base URL (SERVICE_URL), without a trailing slash. */
+  serviceUrl: string;
+  username: string;
+  password: string;
+}
+
+/**
+ * The import command's settings, from the same environment and `.env` as the service's: run on
+ * the service's own machine, it finds it at PORT on this host and signs in as AUTH_USERNAME.
+ */
+export function loadImportSettings(processEnv: Env, cwd: string): ImportSettings {
+  const env: Env = { ...readDotEnv(cwd), ...withoutEmpty(processEnv) };
+  const raw = env.SERVICE_URL ?? `http://127.0.0.1:${integer(env, 'PORT', 8080, 1, 65535)}`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`SERVICE_URL must be the service's http:// or https:// URL, such as http://books.example:8080; got "${raw}"`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError('SERVICE_URL must not hold a user name or password: the import signs in with AUTH_USERNAME and AUTH_PASSWORD');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(`SERVICE_URL must be the service's http:// or https:// URL, such as http://books.example:8080; got "${raw}"`);
+  }
+  return {
+    serviceUrl: url.href.replace(/\/+$/, ''),
+    username: env.AUTH_USERNAME ?? DEFAULT_USERNAME,
+    password: env.AUTH_PASSWORD ?? DEFAULT_PASSWORD,
+  };
 }
 
 /** The secret kept beside the SQLite file; a file that cannot be made or read stops the start, naming it. */

@@ -1,8 +1,9 @@
-// The command the command line names: serve, migrate, backup, help or version (loaded by main.ts).
-// Whatever stops the service from starting (or a backup) is one line on stderr: exit 1 (2 for
-// a command-line mistake).
+// The command the command line names: serve, migrate, backup, import, help or version (loaded by main.ts).
+// Whatever stops the service from starting (or a backup, or an import) is one line on stderr:
+// exit 1 (2 for a command-line mistake; an import that skipped invalid rows exits 3).
 import { HELP, USAGE, UsageError, parseCommandLine, type Command } from './cli.js';
 import { backup } from './commands/backup.js';
+import { importFile } from './commands/import.js';
 import { migrate } from './commands/migrate.js';
 import { serve } from './commands/serve.js';
 import type { LoadFastPaths } from './seams.js';
@@ -17,7 +18,7 @@ export interface CommandDependencies {
 /** Runs the command the command line names; never rejects (a failure exits the process). */
 export function runCommand(dependencies: CommandDependencies = {}): Promise<void> {
   const command = commandLine();
-  const doing = command.name === 'backup' ? 'cannot back up' : 'cannot start';
+  const doing = command.name === 'backup' ? 'cannot back up' : command.name === 'import' ? 'cannot import' : 'cannot start';
   return run(command, dependencies).catch((error: unknown) => exitOnFailure(error, doing));
 }
 
@@ -42,6 +43,9 @@ async function run(command: Command, { loadFastPaths }: CommandDependencies) {
       return migrate();
     case 'backup':
       return backup(command.file);
+    case 'import':
+      process.exitCode = await importFile(command.file, { dryRun: command.dryRun });
+      return;
     case 'serve':
       return serve(loadFastPaths);
   }

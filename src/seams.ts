@@ -19,6 +19,7 @@ import type { Tracing } from './tracing/tracing.js';
 export const FAST_PATH_NAMES = [
   'answer-in-turns',
   'shared-lists',
+  'bulk-lists',
   'batched-queries',
   'group-commit',
   'counted-metrics',
@@ -80,6 +81,8 @@ export interface FastPaths {
   bookLists?(store: BookStore, tracing: Tracing): BookListAnswers;
   /** For each store opened: a layer around its repository that shares the queries of requests arriving together (batched-queries). */
   shareQueries?(tracing: Tracing): StoreLayer;
+  /** For each store opened: the whole list read in large chunks, its JSON written from the database's wire bytes (bulk-lists). */
+  bulkLists?(): StoreLayer;
   /** For each store opened: SQLite's writer and keyed creates, sharing one commit per batch (group-commit). */
   groupCommit?(): StoreLayer;
 

@@ -51,8 +51,9 @@ export async function startServer(config: Readonly<Config>, logger: Logger, opti
     store = await openStore(config.store, logger, {
       // The store's queries made for a request become spans of its trace.
       wrapDriver: (driver) => tracing.traceDriver(driver),
-      // Innermost first: group commit's keyed creates, then the queries shared around them.
-      layers: [fastPaths.groupCommit?.(), fastPaths.shareQueries?.(tracing)],
+      // Innermost first: group commit's keyed creates, then the queries shared around them,
+      // then the whole list in large chunks.
+      layers: [fastPaths.groupCommit?.(), fastPaths.shareQueries?.(tracing), fastPaths.bulkLists?.()],
     });
   } catch (error) {
     await tracing.shutdown(TRACE_FLUSH_MS);

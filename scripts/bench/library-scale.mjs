@@ -158,6 +158,11 @@ async function measureFullList(store, base, books, { workDir, tool, settings, go
   const listSettings = { rounds: 1, warmupS: settings.warmupS, durationS: Math.max(settings.durationS, LIBRARY_LIST_MIN_DURATION_S) };
   const service = await startService(store, workDir, undefined, SERVER_CPU);
   const result = await measureServer(`${store.label}, ${count(books)} books`, service, tool, listSettings, MODE, shape);
+  if (store.kind !== 'sqlite') {
+    // What the speed path bulk-lists buys: the same list read in pages of 1,000 (docs/benchmarks.md).
+    const plainPages = await startService(store, workDir, undefined, SERVER_CPU, '-bulk-lists');
+    result.withoutBulkLists = await measureServer(`${store.label}, ${count(books)} books, without bulk-lists`, plainPages, tool, listSettings, MODE, shape);
+  }
   if (!goGin.built || base.goGinSkipped) return result;
   const target = {
     kind: store.kind,

@@ -13,6 +13,8 @@ import {
   STARTUP_SAMPLES,
 } from './settings.mjs';
 import { librarySection } from './library-page.mjs';
+import { batchSection } from './batch.mjs';
+import { changeFeedSection } from './change-feed.mjs';
 import { fastPathTables, goGinSkips, resultTable, rssTable, serviceNotes, storeTables, targetTable } from './tables.mjs';
 
 export function renderMarkdown(report, stores) {
@@ -138,7 +140,7 @@ ${settings.connections} connections (wrk timeout raised to ${LARGE_LIST_TIMEOUT_
 the service's peak RSS divided by Go/Gin's.
 
 ${librarySection(report)}
-## Startup
+${changeFeedSection(report)}${batchSection(report)}## Startup
 
 ${mdTable(...tables.startup)}
 

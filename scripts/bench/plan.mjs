@@ -3,7 +3,9 @@
 // time), the Go/Gin reference and the baseline started, the rounds and the peak RSS of each;
 // Go/Gin's startup times (its stores exist by then); GET /books at 10,000 books on the service
 // and Go/Gin (pinned like the first half); library scale (library-scale.mjs: stores of its own,
-// grown to each of BENCH_LIBRARY_SIZES); the logs summed up. "What each speed path buys"
+// grown to each of BENCH_LIBRARY_SIZES); the change feed (change-feed.mjs: writes with and
+// without subscribers, delivery across instances); batches of creates against single creates
+// (batch.mjs); the logs summed up. "What each speed path buys"
 // (fast-paths.mjs) runs within the per-core half: its services beside the half's, in the same
 // rounds, and its startups once the half's servers are stopped. Returns what the report is made from.
 import { randomBytes } from 'node:crypto';
@@ -17,6 +19,8 @@ import { freePort } from './client.mjs';
 import { checkConnections, measureFastPathStartups, planFastPaths, startFastPathServices, stopFastPathServices } from './fast-paths.mjs';
 import { prepareGoGin, startGoGins } from './go-gin.mjs';
 import { honoursIdempotencyKeys } from './idempotency.mjs';
+import { measureBatch } from './batch.mjs';
+import { measureChangeFeed } from './change-feed.mjs';
 import { measureLargeList } from './large-list.mjs';
 import { measureLibraryScale } from './library-scale.mjs';
 import { log } from './log.mjs';
@@ -79,6 +83,8 @@ export async function runPlan(settings) {
   await measureGoGinStartup(stores, goGin, workDir);
   await measureLargeList(stores, goGin, workDir, tool, settings);
   const libraryScale = await measureLibraryScale(stores, goGin, { tempDir, workDir, tool, settings });
+  await measureChangeFeed(stores, { workDir, tool, settings });
+  await measureBatch(stores, { workDir, tool, settings });
 
   for (const store of stores) {
     store.logSummary = await summariseLog(store.logFile, keepFullLogs());

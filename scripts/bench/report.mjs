@@ -110,6 +110,10 @@ export function buildReport({ started, machine, tool, stores, skipped, goGin, mo
     largeList: Object.fromEntries(stores.map((store) => [store.kind, store.largeList])),
     // GET /books with limit, sort, q and cursor from 10,000 to 1,000,000 books (library-scale.mjs).
     libraryScale,
+    // POST /book with and without 100 change-feed subscribers, and delivery across instances (change-feed.mjs).
+    changeFeed: Object.fromEntries(stores.map((store) => [store.kind, store.changeFeed])),
+    // POST /batch of 1,000 creates against POST /book (batch.mjs).
+    batch: Object.fromEntries(stores.map((store) => [store.kind, store.batch])),
     startup: Object.fromEntries(stores.map((store) => [store.kind, store.startup])),
     goGin: goGinReport(goGin, stores),
     // What each speed path buys: the all-on service against the plain one and against each path left out.

@@ -16,6 +16,9 @@ export const BOOK_TEXT_MAX_LENGTH = 500;
 export const BOOK_YEAR_MIN = -9999;
 export const BOOK_YEAR_MAX = 9999;
 
+/** Most operations (creates, updates, deletes of books) one POST /batch may hold; an import sends batches of at most this many. */
+export const BATCH_MAX_OPERATIONS = 1_000;
+
 /** Ids are signed 64-bit integers in every store; 0 and negatives are never assigned. */
 export const MAX_BOOK_ID = 2n ** 63n - 1n;
 

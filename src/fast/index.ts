@@ -7,6 +7,7 @@ import type { FastPathName, FastPaths } from '../seams.js';
 import { answerInTurns } from './answer-in-turns.js';
 import { batchedStdout } from './batched-log.js';
 import { shareQueries } from './batched-queries/index.js';
+import { bulkLists } from './bulk-lists/index.js';
 import { countedRequestMetrics } from './counted-metrics.js';
 import { groupCommit } from './group-commit.js';
 import { sizeHeap } from './heap-sizing.js';
@@ -29,6 +30,7 @@ export async function loadFastPaths(names: ReadonlySet<FastPathName>): Promise<F
     jsonBodyParser: on('one-read-body') ? oneReadBodyParser : undefined,
     shareQueries: on('batched-queries') ? (tracing) => ({ around: (store, driver) => shareQueries(store, driver, tracing) }) : undefined,
     groupCommit: on('group-commit') ? groupCommit : undefined,
+    bulkLists: on('bulk-lists') ? bulkLists : undefined,
     schemaCompilers: on('precompiled-schemas') ? () => precompiledCompilers() : undefined,
     apiReference: on('lazy-api-reference') ? lazyApiReference : undefined,
   };

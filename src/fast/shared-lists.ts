@@ -139,6 +139,8 @@ export class SharedList {
   private heldBytes = 0;
   private reading: Promise<void> | undefined;
   private failure: Error | undefined;
+  /** The pieces after the first page, when the store streams them (BookStore.streamListJson). */
+  private rest: AsyncIterator<Piece> | undefined;
 
   constructor(
     private readonly store: BookStore,
@@ -186,6 +188,13 @@ export class SharedList {
   private async readPage(): Promise<void> {
     const after = this.pieces.at(-1)!.lastId!;
     try {
+      if (this.store.streamListJson) {
+        // The rest of the list in the store's larger pieces (BookStore.streamListJson).
+        this.rest ??= this.store.streamListJson(after)[Symbol.asyncIterator]();
+        const next = await this.rest.next();
+        this.add(next.done ? { bytes: LIST_SUFFIX, lastId: undefined } : next.value);
+        return;
+      }
       const page = await this.requests.all(() => this.store.listPageJson(after, LIST_PAGE_SIZE));
       if (page.count > 0) this.add({ bytes: this.recent.bytesOf(`after ${after}`, page.json, SEPARATOR, ''), lastId: page.lastId });
       if (isLastPage(page)) this.add({ bytes: LIST_SUFFIX, lastId: undefined });

@@ -1,5 +1,7 @@
-// The five book routes (GET /books's parameters: src/http/list-query.ts). Thin: authenticate (onRequest), parse the id, call the store, wrap
-// the result in the envelope. Bodies are validated by the route schemas before the handler.
+// The five book routes (GET /books's parameters: src/http/list-query.ts), and POST /batch, several
+// of their writes in one transaction (its body read by src/http/batch.ts). Thin: authenticate
+// (onRequest), parse the id, call the store, wrap the result in the envelope. Bodies are validated
+// by the route schemas before the handler (a batch's by readBatch, with a message for each fault).
 // A book's answers carry its ETag; PUT and DELETE take If-Match, GET If-None-Match
 // (http/conditional-requests.ts); the writes take an Idempotency-Key (http/idempotency.ts).
 import { Readable } from 'node:stream';
@@ -12,12 +14,14 @@ import { sortValueOf } from '../books/book-query.js';
 import { etagOf, ifMatchVersions, isWellFormedCondition, noneMatchFails } from '../http/conditional-requests.js';
 import { Messages, envelope, envelopeJson, errorEnvelope, type Message } from '../http/envelope.js';
 import { matchingPieces } from '../http/book-list.js';
+import { BATCH_BODY_LIMIT_BYTES, readBatch } from '../http/batch.js';
 import { idempotencyKeyOf, keyedRequest, sendAnswer } from '../http/idempotency.js';
 import { listCursors } from '../http/list-cursor.js';
 import { nextPageUrl, readListParameters, type ListRequest } from '../http/list-query.js';
+import { BatchBody, BatchResponses } from '../schemas/batch.js';
 import { BookIdParams, BookResponses, CreateBookBody, UpdateBookBody, type UpdateBookBody as UpdateBody } from '../schemas/book.js';
 import { refTo } from '../schemas/shared.js';
-import { KeyTakenOverError, type KeyedWrite, type StoredAnswer } from '../store/book-store.js';
+import { KeyTakenOverError, type BatchOutcome, type KeyedWrite, type StoredAnswer } from '../store/book-store.js';
 
 export { LIST_PAGE_SIZE } from '../http/book-list.js';
 
@@ -138,7 +142,9 @@ const bookRoutes: FastifyPluginAsyncTypebox<BookRoutesOptions> = async (app, { s
     async (request, reply) => {
       const parameters = readListParameters(request.query as Record<string, unknown>, cursors);
       if (parameters.kind === 'invalid') return reply.code(400).send(errorEnvelope(400, parameters.message));
-      reply.code(200);
+      // Read before the books: the answer holds every change up to it, so following the feed
+      // from it (GET /books/changes) misses none (docs/api.md "List, then follow").
+      reply.code(200).header('changes-cursor', await app.changeFeed.cursor());
       if (parameters.kind === 'query') return sendQueriedList(reply, parameters.request);
       // The store writes each book's JSON (BookStore.listPageJson); the envelope around it is
       // the one the response schema describes (src/http/book-list.ts).
@@ -269,9 +275,53 @@ const bookRoutes: FastifyPluginAsyncTypebox<BookRoutesOptions> = async (app, { s
       return reply.code(200).send(envelope(200, Messages.bookDeleted, null));
     },
   );
+  app.post(
+    '/batch',
+    {
+      ...bookOperation('applyBatch', 'Create, update and delete books in one transaction: every operation, or none', { body: refTo(BatchBody), response: BatchResponses }, checkIdempotencyKey),
+      bodyLimit: BATCH_BODY_LIMIT_BYTES,
+      // The schema documents a batch; readBatch reads it, with a message for each way it can be wrong.
+      attachValidation: true,
+      config: { invalidBodyMessage: Messages.invalidBatch },
+    },
+    async (request, reply) => {
+      const read = readBatch(request.body);
+      if (read.kind === 'invalid') return reply.code(400).send(errorEnvelope(400, read.message));
+      if (read.kind === 'refused') return batchNotApplied(reply, read.operation, read.status, read.message);
+      const sendFailed = (outcome: BatchOutcome) => {
+        const { operation, outcome: failure } = outcome as Extract<BatchOutcome, { kind: 'failed' }>;
+        return failure === 'changed'
+          ? batchNotApplied(reply, operation, 412, Messages.preconditionFailed)
+          : batchNotApplied(reply, operation, 404, Messages.bookNotFound);
+      };
+      const key = request.idempotencyKey;
+      if (key !== undefined) {
+        return writeOnce(request, reply, key, batchAnswer, (idempotency) => store.applyBatch(read.operations, idempotency), sendFailed);
+      }
+      const outcome = await store.applyBatch(read.operations);
+      const answer = batchAnswer(outcome);
+      return answer ? sendAnswer(reply, answer, false) : sendFailed(outcome);
+    },
+  );
 };
 
-export default fp(bookRoutes, { name: 'book-routes', dependencies: ['store', 'auth'] });
+/** A batch with an operation that would have been refused on its own: 422, which one and its answer; nothing written. */
+function batchNotApplied(reply: FastifyReply, operation: number, status: number, message: Message): FastifyReply {
+  return reply.code(422).send({ status: 422, message: Messages.batchNotApplied, data: { operation, status, message } });
+}
+
+/** An applied batch's answer (stored with its Idempotency-Key too): each operation's envelope, as its single request's. */
+function batchAnswer(outcome: BatchOutcome): StoredAnswer | undefined {
+  if (outcome.kind === 'failed') return undefined;
+  const answers = outcome.results.map((result) => {
+    if (result.kind === 'deleted') return envelopeJson(200, Messages.bookDeleted, 'null');
+    if (result.kind === 'created') return envelopeJson(201, Messages.bookCreated, bookJson(result.book));
+    return envelopeJson(200, Messages.bookUpdated, bookJson(result.book));
+  });
+  return { status: 200, etag: undefined, body: envelopeJson(200, Messages.batchApplied, `[${answers.join(',')}]`) };
+}
+
+export default fp(bookRoutes, { name: 'book-routes', dependencies: ['store', 'auth', 'change-feed'] });
 
 // The answers stored with an Idempotency-Key: the same bytes as the answers without one.
 function createdAnswer(book: VersionedBook): StoredAnswer {

@@ -34,6 +34,14 @@ export function envelopeSchema<Data extends TSchema>(name: string, status: numbe
   );
 }
 
+/**
+ * One documented answer that is any of several named envelopes (a status with more than one
+ * message), itself named `id`: each member is referred to, and handlers see any member's type.
+ */
+export function oneOf<Member extends TSchema>(id: string, description: string, members: Member[]) {
+  return Type.Unsafe<Static<Member>>(Type.Union(members.map((member) => refTo(member)), { $id: id, description }));
+}
+
 /** An error envelope: `data` is always null. */
 type ErrorSchema = ReturnType<typeof envelopeSchema<TNull>>;
 
@@ -45,6 +53,22 @@ export function errorSchemas<Name extends string>(rows: Record<Name, [status: nu
     schemas[name] = envelopeSchema(name, status, message, Type.Null(), description);
   }
   return schemas;
+}
+
+/**
+ * Error envelopes by name, as errorSchemas() makes them, and beside them the one answer named
+ * `id` that is any of them or of `others` (a status whose several messages a route documents
+ * as one response).
+ */
+export function errorChoice<Name extends string, Id extends string>(
+  id: Id,
+  description: string,
+  rows: Record<Name, [status: number, message: string, description: string]>,
+  others: TSchema[] = [],
+) {
+  const schemas = errorSchemas(rows);
+  const choice = oneOf(id, description, [...Object.values<ErrorSchema>(schemas), ...others]);
+  return { ...schemas, ...({ [id]: choice } as Record<Id, typeof choice>) };
 }
 
 /** Every error envelope the service sends (docs/api.md "Errors"). */
@@ -86,7 +110,13 @@ export const {
   ServiceUnavailableResponse: [503, Messages.serviceUnavailable, 'The store cannot be reached; retry later'],
 });
 
-export const UnauthorizedResponse = Type.Union([refTo(TokenRequiredResponse), refTo(InvalidTokenResponse)], {
-  $id: 'UnauthorizedResponse',
-  description: 'No token, or a token that is not valid',
-});
+export const UnauthorizedResponse = oneOf(
+  'UnauthorizedResponse',
+  'No token, or a token that is not valid',
+  [TokenRequiredResponse, InvalidTokenResponse],
+);
+
+/** Answers of every route behind a token that uses the store: no valid token, the store down, a bug. */
+export const tokenAndStoreFailures = { 401: refTo(UnauthorizedResponse), 500: refTo(InternalErrorResponse), 503: refTo(ServiceUnavailableResponse) };
+
+

@@ -9,6 +9,7 @@ import {
   TokenSigningFailedResponse,
   TooManyRequestsResponse,
   envelopeSchema,
+  oneOf,
   refTo,
 } from './shared.js';
 
@@ -32,10 +33,11 @@ export const TokenGeneratedResponse = envelopeSchema(
   refTo(TokenResult),
   'A token valid for 15 minutes',
 );
-export const TokenServerErrorResponse = Type.Union([refTo(TokenSigningFailedResponse), refTo(InternalErrorResponse)], {
-  $id: 'TokenServerErrorResponse',
-  description: 'Token signing failed, or an unexpected failure',
-});
+export const TokenServerErrorResponse = oneOf(
+  'TokenServerErrorResponse',
+  'Token signing failed, or an unexpected failure',
+  [TokenSigningFailedResponse, InternalErrorResponse],
+);
 
 /** POST /token touches no store: no 503. */
 export const TokenResponses = {

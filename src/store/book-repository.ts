@@ -7,7 +7,8 @@
 // (idempotency-keys.ts), so the answer is stored if and only if the write committed.
 import { sql } from 'kysely';
 import type { BookFields } from '../books/book.js';
-import { KeyTakenOverError, type BookStore, type DeleteOutcome, type KeyedWrite, type UpdateOutcome } from './book-store.js';
+import { KeyTakenOverError, type BatchOperation, type BatchOutcome, type BatchResult, type BookStore, type DeleteOutcome, type KeyedWrite, type UpdateOutcome } from './book-store.js';
+import { changeLog } from './change-log.js';
 import type { BookOperations, BookStoreDriver, TransactionScope } from './driver.js';
 import { ABANDONED_CLAIM_MS, type KeyLifetimes } from './idempotency-keys.js';
 
@@ -20,6 +21,7 @@ export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export function bookRepository(driver: BookStoreDriver, { idempotencyTtlMs }: RepositoryOptions = { idempotencyTtlMs: DEFAULT_IDEMPOTENCY_TTL_MS }): BookStore {
   const keys = driver.idempotencyKeys;
+  const changes = changeLog(driver);
   const lifetimes: KeyLifetimes = { ttlMs: idempotencyTtlMs, abandonedAfterMs: Math.min(ABANDONED_CLAIM_MS, idempotencyTtlMs) };
 
   /** `write` in one transaction with the storing of its answer under the claimed key. */
@@ -45,6 +47,17 @@ export function bookRepository(driver: BookStoreDriver, { idempotencyTtlMs }: Re
       if (!idempotency) return updateOn(driver, id, changes, ifVersion);
       return withKey(idempotency, (tx) => updateOn(tx, id, changes, ifVersion));
     },
+    async applyBatch(operations, idempotency) {
+      try {
+        if (!idempotency) return await driver.transaction((tx) => applyAll(tx, operations));
+        return await withKey(idempotency, (tx) => applyAll(tx, operations));
+      } catch (error) {
+        if (!(error instanceof BatchFailed)) throw error;
+        // Rolled back, the key's release with it: let go of the key, as for a single write that wrote nothing.
+        if (idempotency) await keys.release(driver.runWrite, idempotency.request);
+        return { kind: 'failed', operation: error.operation, outcome: error.outcome };
+      }
+    },
     delete(id, { ifVersion, idempotency } = {}) {
       if (!idempotency) return deleteOn(driver, id, ifVersion);
       return withKey(idempotency, (tx) => deleteOn(tx, id, ifVersion));
@@ -52,6 +65,9 @@ export function bookRepository(driver: BookStoreDriver, { idempotencyTtlMs }: Re
     claimKey: (request) => keys.claim(driver.runWrite, driver.runRead, request, lifetimes),
     releaseKey: (request) => keys.release(driver.runWrite, request),
     purgeExpiredKeys: () => keys.purge(driver.runWrite, idempotencyTtlMs),
+    changeFeedState: () => changes.state(),
+    changesAfter: (position, limit) => changes.after(position, limit),
+    pruneChanges: (retentionMs) => changes.prune(retentionMs),
     async ping() {
       await sql`select 1`.execute(driver.db);
       const unwritable = await driver.unwritable?.();
@@ -83,4 +99,43 @@ async function updateOn(ops: BookOperations, id: bigint, changes: Partial<BookFi
 async function deleteOn(ops: BookOperations, id: bigint, ifVersion: readonly number[] | undefined): Promise<DeleteOutcome> {
   if (ifVersion?.length !== 0 && (await ops.deleteBook(id, ifVersion))) return 'deleted';
   return ifVersion !== undefined && (await ops.selectBook(id)) ? 'changed' : 'missing';
+}
+
+/** Thrown inside a batch's transaction to roll it back: the operation that found no book or another version. */
+class BatchFailed extends Error {
+  constructor(
+    readonly operation: number,
+    readonly outcome: 'missing' | 'changed',
+  ) {
+    super(`batch operation ${operation}: ${outcome}`);
+  }
+}
+
+/** Creates one statement inserts at most (3 parameters each). */
+const INSERTS_PER_STATEMENT = 500;
+
+/** Every operation on `tx`, in order; throws BatchFailed at the first that cannot apply. */
+async function applyAll(tx: TransactionScope, operations: readonly BatchOperation[]): Promise<BatchOutcome> {
+  const results: BatchResult[] = [];
+  for (let index = 0; index < operations.length; index++) {
+    const operation = operations[index]!;
+    if (operation.kind === 'create') {
+      // Consecutive creates: one multi-row insert where the database can (insertBooks).
+      let end = index + 1;
+      while (end < operations.length && end - index < INSERTS_PER_STATEMENT && operations[end]!.kind === 'create') end++;
+      const fields = (operations.slice(index, end) as Array<Extract<BatchOperation, { kind: 'create' }>>).map((create) => create.fields);
+      const books = fields.length > 1 && tx.insertBooks ? await tx.insertBooks(fields) : [await tx.insertBook(fields[0]!)];
+      if (books.length < fields.length) end = index + books.length;
+      for (const book of books) results.push({ kind: 'created', book });
+      index = end - 1;
+      continue;
+    }
+    const outcome =
+      operation.kind === 'update'
+        ? await updateOn(tx, operation.id, operation.changes, operation.ifVersion)
+        : await deleteOn(tx, operation.id, operation.ifVersion);
+    if (outcome === 'missing' || outcome === 'changed') throw new BatchFailed(index, outcome);
+    results.push(outcome === 'deleted' ? { kind: 'deleted' } : { kind: 'updated', book: outcome });
+  }
+  return { kind: 'applied', results };
 }

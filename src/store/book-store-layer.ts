@@ -4,11 +4,16 @@
 import type { BookFields, VersionedBook } from '../books/book.js';
 import type { BookQuery } from '../books/book-query.js';
 import type {
+  BatchOperation,
+  BatchOutcome,
+  BookChange,
   BookPage,
+  ChangeFeedState,
   BookStore,
   DeleteOutcome,
   FoundBooks,
   KeyClaim,
+  ListJsonPiece,
   KeyedRequest,
   KeyedWrite,
   NodeUse,
@@ -18,7 +23,12 @@ import type {
 } from './book-store.js';
 
 export abstract class BookStoreLayer implements BookStore {
-  constructor(protected readonly inner: BookStore) {}
+  /** The inner store's, when it has one (a speed path's: BookStore.streamListJson). */
+  readonly streamListJson?: (afterId: bigint) => AsyncIterable<ListJsonPiece>;
+
+  constructor(protected readonly inner: BookStore) {
+    if (inner.streamListJson) this.streamListJson = (afterId) => inner.streamListJson!(afterId);
+  }
 
   create(fields: BookFields, idempotency?: KeyedWrite<VersionedBook>): Promise<VersionedBook> {
     return this.inner.create(fields, idempotency);
@@ -34,6 +44,10 @@ export abstract class BookStoreLayer implements BookStore {
 
   get(id: bigint): Promise<VersionedBook | undefined> {
     return this.inner.get(id);
+  }
+
+  applyBatch(operations: readonly BatchOperation[], idempotency?: KeyedWrite<BatchOutcome>): Promise<BatchOutcome> {
+    return this.inner.applyBatch(operations, idempotency);
   }
 
   update(id: bigint, changes: Partial<BookFields>, options?: WriteOptions<UpdateOutcome>): Promise<UpdateOutcome> {
@@ -54,6 +68,18 @@ export abstract class BookStoreLayer implements BookStore {
 
   purgeExpiredKeys(): Promise<number> {
     return this.inner.purgeExpiredKeys();
+  }
+
+  changeFeedState(): Promise<ChangeFeedState> {
+    return this.inner.changeFeedState();
+  }
+
+  changesAfter(position: bigint, limit: number): Promise<BookChange[]> {
+    return this.inner.changesAfter(position, limit);
+  }
+
+  pruneChanges(retentionMs: number): Promise<number> {
+    return this.inner.pruneChanges(retentionMs);
   }
 
   poolStats(): PoolStats | undefined {

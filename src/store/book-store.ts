@@ -30,6 +30,7 @@
 import type { BookFields, VersionedBook } from '../books/book.js';
 import type { BookQuery } from '../books/book-query.js';
 import type { BookCount, FoundBooks } from './book-query.js';
+import type { BookChangesTable } from './books-table.js';
 import type { KeyClaim, KeyedRequest, StoredAnswer } from './idempotency-keys.js';
 
 export type { BookCount, FoundBooks, KeyClaim, KeyedRequest, StoredAnswer };
@@ -69,6 +70,44 @@ export interface BookPage {
   lastId: bigint | undefined;
 }
 
+/** A piece of BookStore.streamListJson: books, each after a comma, and the last one's id. */
+export interface ListJsonPiece {
+  bytes: Buffer;
+  lastId: bigint;
+}
+
+/** One operation of a batch (POST /batch), as the store applies it. */
+export type BatchOperation =
+  | { kind: 'create'; fields: BookFields }
+  | { kind: 'update'; id: bigint; changes: Partial<BookFields>; ifVersion: readonly number[] | undefined }
+  | { kind: 'delete'; id: bigint; ifVersion: readonly number[] | undefined };
+
+/** What one operation of an applied batch did. */
+export type BatchResult = { kind: 'created' | 'updated'; book: VersionedBook } | { kind: 'deleted' };
+
+/** A batch's outcome: every operation's, in order, or the first that failed (nothing written). */
+export type BatchOutcome =
+  | { kind: 'applied'; results: BatchResult[] }
+  | { kind: 'failed'; operation: number; outcome: 'missing' | 'changed' };
+
+/** A change of a book as the change feed hands it out (src/store/change-log.ts). */
+export interface BookChange {
+  position: bigint;
+  kind: BookChangesTable['kind'];
+  /** The book after the write; for a delete, its id and the version it had (no fields). */
+  book: VersionedBook | { id: bigint; version: number };
+}
+
+/** Where the feed stands. */
+export interface ChangeFeedState {
+  /** Random, this database's: a cursor made for another one is not this feed's. */
+  feedId: string;
+  /** The position of the last change; every change committed before it was read has one. */
+  last: bigint;
+  /** Changes up to this position may be deleted (older than CHANGES_RETENTION). */
+  prunedThrough: bigint;
+}
+
 /** Connection pool usage, for metrics. SQLite has one connection: total = max = 1. */
 export interface PoolStats {
   /** Connections open. */
@@ -95,12 +134,24 @@ export interface BookStore {
    */
   listPageJson(afterId: bigint, limit: number): Promise<BookPage>;
   /**
+   * Optional, a speed path's (bulk-lists): every book with an id above `afterId`, id ascending,
+   * as JSON bytes in pieces, each book `,{…}` (after a comma: they follow the list's first
+   * page); what listPageJson's pages would hold, read in far fewer statements. Each piece knows
+   * its last book's id, where a reader that stops following it goes on with listPageJson.
+   */
+  readonly streamListJson?: (afterId: bigint) => AsyncIterable<ListJsonPiece>;
+  /**
    * One page of the list in the query's order, searched or not (keyset paging:
    * src/store/book-query.ts), and, when the query asks, how many books match: counted, or the
    * database's estimate for a large collection without search terms.
    */
   findBooks(query: BookQuery): Promise<FoundBooks>;
   get(id: bigint): Promise<VersionedBook | undefined>;
+  /**
+   * Applies every operation in one transaction, in order, or none: the first operation that
+   * finds no book or another version (If-Match) fails the batch and nothing is written.
+   */
+  applyBatch(operations: readonly BatchOperation[], idempotency?: KeyedWrite<BatchOutcome>): Promise<BatchOutcome>;
   /** Applies the given fields (none: reads the book). */
   update(id: bigint, changes: Partial<BookFields>, options?: WriteOptions<UpdateOutcome>): Promise<UpdateOutcome>;
   delete(id: bigint, options?: WriteOptions<DeleteOutcome>): Promise<DeleteOutcome>;
@@ -113,6 +164,12 @@ export interface BookStore {
   releaseKey(request: KeyedRequest): Promise<void>;
   /** Deletes up to a batch of expired keys; how many. */
   purgeExpiredKeys(): Promise<number>;
+  /** Where the change feed stands, once every change committed so far has its position (src/store/change-log.ts). */
+  changeFeedState(): Promise<ChangeFeedState>;
+  /** Up to `limit` changes after `position`, in position (commit) order. */
+  changesAfter(position: bigint, limit: number): Promise<BookChange[]>;
+  /** Deletes up to a batch of the oldest changes written more than `retentionMs` ago; how many. */
+  pruneChanges(retentionMs: number): Promise<number>;
   poolStats(): PoolStats | undefined;
   /** Undefined for a store that is a file (SQLite). */
   nodeUse(): NodeUse | undefined;

@@ -23,9 +23,46 @@ export interface IdempotencyKeysTable {
   created_ms: number | bigint;
 }
 
+/**
+ * One change of a book, as the database's triggers write it in the write's transaction
+ * (src/store/change-log.ts): PostgreSQL and MySQL write it here, without a position, and the
+ * sequencer moves it to book_feed; SQLite writes it to book_feed at once.
+ */
+export interface BookChangesTable {
+  /** Generated in insert order (not commit order). */
+  id: Generated<bigint>;
+  book_id: bigint;
+  kind: 'created' | 'updated' | 'deleted';
+  /** The book's version after the write (for a delete: the version it had). */
+  version: number;
+  /** The book's fields after the write; null for a delete. */
+  title: string | null;
+  author: string | null;
+  year: number | null;
+  /** When the write happened, in milliseconds by the database's clock (for CHANGES_RETENTION). */
+  at_ms: number | bigint;
+}
+
+/** The changes in commit order, each at its position in the feed: what GET /books/changes reads. */
+export interface BookFeedTable extends Omit<BookChangesTable, 'id'> {
+  position: bigint;
+}
+
+/** The feed's one row: its id, the last position the sequencer gave out, and up to where changes were pruned. */
+export interface BookChangeFeedTable {
+  /** Random, made when the table is: a cursor of another database is told apart. */
+  feed_id: string;
+  /** The sequencer's (SQLite's last position is the largest in book_feed). */
+  last_position: bigint;
+  pruned_through: bigint;
+}
+
 export interface BookDatabase {
   books: BooksTable;
   idempotency_keys: IdempotencyKeysTable;
+  book_changes: BookChangesTable;
+  book_feed: BookFeedTable;
+  book_change_feed: BookChangeFeedTable;
 }
 
 /** Every column a book is read with: its JSON fields, then its version. */

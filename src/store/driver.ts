@@ -4,6 +4,8 @@
 // the speed paths of src/fast/) use only this. Each of its book operations is one method that
 // answers with books, pages and flags, never rows.
 import type { ColumnBuilderCallback, ColumnDataType, Expression, Kysely, RawBuilder } from 'kysely';
+import type mysql from 'mysql2';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { BookFields, VersionedBook } from '../books/book.js';
 import type { BookQuery } from '../books/book-query.js';
@@ -68,10 +70,32 @@ export interface BooksTableDdl {
   idColumn: { type: ColumnDataType; build: ColumnBuilderCallback };
   /** Appended to CREATE TABLE (engine, character set), if anything. */
   tableOptions: Expression<unknown> | undefined;
+  /**
+   * The column type for a stored answer (idempotency_keys.body) where `text` is too small for
+   * the largest, a batch's 4 MiB: MySQL's TEXT holds 64 KiB. Left out where `text` has no limit.
+   */
+  largeTextType?: Expression<unknown>;
   /** Whether an index exists, for a database without CREATE INDEX IF NOT EXISTS (MySQL). */
   indexExists?(db: Kysely<unknown>, table: string, index: string): Promise<boolean>;
   /** How the list sorts and searches, and the indexes for it (src/<kind>/list.ts). */
   list: BookListSql;
+  /** How every write of a book records its change in the same transaction (src/<kind>/changes.ts). */
+  changes: ChangeTriggers;
+}
+
+/**
+ * The triggers that record a change (book_feed, or book_changes for the sequencer) for every insert, update and delete of a book,
+ * in the write's own transaction (src/store/change-log.ts says how the rows are ordered).
+ */
+export interface ChangeTriggers {
+  /**
+   * Who gives a change its position in the feed: the trigger itself (SQLite: one writer at a
+   * time, so positions taken in the write are in commit order), or the sequencer, after the
+   * write commits (PostgreSQL, MySQL: writers run in parallel and commit in any order).
+   */
+  positionedBy: 'trigger' | 'sequencer';
+  create(db: Kysely<unknown>): Promise<void>;
+  drop(db: Kysely<unknown>): Promise<void>;
 }
 
 /**
@@ -83,6 +107,12 @@ export interface BookOperations {
   selectBook(id: bigint): Promise<VersionedBook | undefined>;
   /** Inserts a book (title, author, year): the book as written, with the id it got and version 1. */
   insertBook(fields: BookFields): Promise<VersionedBook>;
+  /**
+   * Optional: inserts several books with one statement, the books as written in the order given
+   * (a batch's consecutive creates: one round trip, not one each). Left out where a statement's
+   * new ids cannot be read back in order (MySQL): each is then inserted on its own.
+   */
+  insertBooks?(fields: readonly BookFields[]): Promise<VersionedBook[]>;
   /**
    * Applies `changes` (at least one field) and raises the version by one: the book as written.
    * With `ifVersion`, only while the book is at one of those versions, checked in the same
@@ -158,7 +188,27 @@ export interface BookStoreDriver extends BookOperations {
    * can. Left out where the database server watches its own disk (PostgreSQL, MySQL).
    */
   unwritable?(): Promise<string | undefined>;
+  /**
+   * PostgreSQL: a connection of the node in use, from the pool, for a statement Kysely cannot
+   * send (the speed path bulk-lists' COPY … TO STDOUT). The caller releases it, with `true`
+   * when it failed mid-statement so that it is closed, not reused. Left out by the others.
+   */
+  postgresClient?(): Promise<pg.PoolClient>;
+  /**
+   * MySQL: a connection of the node in use, from the pool, as mysql2 makes it, for a result
+   * read without mysql2's row objects (the speed path bulk-lists). Left out by the others.
+   */
+  mysqlConnection?(): Promise<RawMysqlConnection>;
   close(): Promise<void>;
+}
+
+/** A pooled MySQL connection lent out as it is (BookStoreDriver.mysqlConnection). */
+export interface RawMysqlConnection {
+  connection: mysql.PoolConnection;
+  /** How long to wait for the server's answer to a statement (its own limit, and a grace). */
+  timeoutMs: number;
+  /** Back to the pool; with `true`, closed instead (left mid-statement). */
+  release(destroy?: boolean): void;
 }
 
 /** Inside BookStoreDriver.transaction: the book operations, and any other query, on the transaction. */

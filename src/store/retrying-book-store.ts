@@ -4,7 +4,7 @@
 // be reached or the conflicts did not stop, the error itself (500) otherwise.
 import type { BookFields, VersionedBook } from '../books/book.js';
 import type { BookQuery } from '../books/book-query.js';
-import type { BookPage, FoundBooks, BookStore, DeleteOutcome, KeyClaim, KeyedRequest, KeyedWrite, UpdateOutcome, WriteOptions } from './book-store.js';
+import type { BatchOperation, BatchOutcome, BookChange, BookPage, ChangeFeedState, FoundBooks, BookStore, DeleteOutcome, KeyClaim, KeyedRequest, KeyedWrite, UpdateOutcome, WriteOptions } from './book-store.js';
 import { BookStoreLayer } from './book-store-layer.js';
 import { StoreUnavailableError, rethrowStoreError, type StoreErrorKind } from './errors.js';
 import { CONFLICTS, retrier, type Retrier } from './retry.js';
@@ -45,6 +45,11 @@ export class RetryingBookStore extends BookStoreLayer {
     return this.conflicts.run(() => this.inner.update(id, changes, options));
   }
 
+  // A batch run again applies all of it again, from its first operation (it was rolled back whole).
+  override applyBatch(operations: readonly BatchOperation[], idempotency?: KeyedWrite<BatchOutcome>): Promise<BatchOutcome> {
+    return this.conflicts.run(() => this.inner.applyBatch(operations, idempotency));
+  }
+
   override delete(id: bigint, options?: WriteOptions<DeleteOutcome>): Promise<DeleteOutcome> {
     return this.conflicts.run(() => this.inner.delete(id, options));
   }
@@ -61,6 +66,19 @@ export class RetryingBookStore extends BookStoreLayer {
 
   override purgeExpiredKeys(): Promise<number> {
     return this.conflicts.run(() => this.inner.purgeExpiredKeys());
+  }
+
+  // Two sequencer passes on two Galera nodes at once: one commits, the other is run again.
+  override changeFeedState(): Promise<ChangeFeedState> {
+    return this.conflicts.run(() => this.inner.changeFeedState());
+  }
+
+  override changesAfter(position: bigint, limit: number): Promise<BookChange[]> {
+    return this.conflicts.run(() => this.inner.changesAfter(position, limit));
+  }
+
+  override pruneChanges(retentionMs: number): Promise<number> {
+    return this.conflicts.run(() => this.inner.pruneChanges(retentionMs));
   }
 
   override ping(): Promise<void> {

@@ -65,7 +65,14 @@ export function httpSpans(tracer: Tracer, contexts: ContextManager, propagator: 
     const { traceId, spanId } = span.spanContext();
     // Fastify's logger for this request (and its reply) is a pino child of its own: its bindings take the ids.
     (request.log as Logger).setBindings({ trace_id: traceId, span_id: spanId });
-    reply.raw.once('close', () => endServerSpan(span, reply));
+    let ended = false;
+    const end = (streaming: boolean) => {
+      if (ended) return;
+      ended = true;
+      endServerSpan(span, reply, streaming);
+    };
+    reply.raw.once('close', () => end(false));
+    streamStarts.set(reply.raw, () => end(true));
     contexts.with(trace.setSpan(parent, span), next);
   }
 
@@ -78,14 +85,25 @@ export function httpSpans(tracer: Tracer, contexts: ContextManager, propagator: 
   );
 }
 
-/** When the response is done, or the connection cut before it was. */
-function endServerSpan(span: Span, reply: FastifyReply) {
+/** What ends the server span of a response that stays open (a change stream), by its response. */
+const streamStarts = new WeakMap<FastifyReply['raw'], () => void>();
+
+/**
+ * A response that stays open (GET /books/changes) has started: its server span ends now, with
+ * its status, rather than being held open for the stream's lifetime.
+ */
+export function endSpanAtStreamStart(reply: FastifyReply): void {
+  streamStarts.get(reply.raw)?.();
+}
+
+/** When the response is done, or the connection cut before it was, or (a stream) it started. */
+function endServerSpan(span: Span, reply: FastifyReply, streaming = false) {
   const status = reply.statusCode;
   span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
   if (status >= 500) {
     span.setAttribute(ATTR_ERROR_TYPE, String(status));
     span.setStatus({ code: SpanStatusCode.ERROR });
-  } else if (!reply.raw.writableFinished) {
+  } else if (!streaming && !reply.raw.writableFinished) {
     span.setAttribute(ATTR_ERROR_TYPE, 'response_cut_off');
   }
   span.end();

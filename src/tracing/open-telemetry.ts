@@ -32,7 +32,7 @@ import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic
 import type { Logger } from 'pino';
 import { VERSION } from '../version.js';
 import { DroppedSpans } from './dropped-spans.js';
-import { httpSpans } from './http-spans.js';
+import { endSpanAtStreamStart, httpSpans } from './http-spans.js';
 import { traceLoginLimiter } from './login-limit-spans.js';
 import { traceDriver } from './store-spans.js';
 import type { TracingSettings } from './tracing-config.js';
@@ -83,6 +83,7 @@ export function openTelemetryTracing(settings: Readonly<TracingSettings>, logger
     enabled: true,
     httpSpans: httpSpans(tracer, contexts, propagatorFor(settings.propagators)),
     current: () => contexts.active() as unknown as TraceContext,
+    streamStarted: endSpanAtStreamStart,
     batchOf: (askers) => work.batchOf(askers as unknown as readonly (Context | undefined)[]),
     traceDriver: (driver) => traceDriver(driver, work),
     traceLoginLimiter: (limiter, redisUrl) => traceLoginLimiter(limiter, redisUrl, work),

@@ -4,7 +4,7 @@
 //
 // Nothing here imports OpenTelemetry or another module of src/tracing/: the types below are the
 // service's own, and every module of tracing may import them without making a cycle.
-import type { FastifyPluginCallback } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply } from 'fastify';
 import type { SharedLoginLimiter } from '../auth/redis-login-limiter.js';
 import type { BookStoreDriver } from '../store/driver.js';
 
@@ -32,6 +32,8 @@ export interface Tracing {
   readonly httpSpans: FastifyPluginCallback | undefined;
   /** The trace context of the request being served now (to hand to a shared query); undefined when off. */
   current(): TraceContext | undefined;
+  /** A response that stays open (a change stream) has started: its server span ends now, not when the stream does. */
+  streamStarted(reply: FastifyReply): void;
   /** The requests a batch serves, from the contexts that asked for its parts, in order. */
   batchOf(askers: readonly (TraceContext | undefined)[]): BatchRequests;
   /** The driver with a span for each query it runs for a request. */
@@ -55,6 +57,7 @@ export const NO_TRACING: Tracing = {
   enabled: false,
   httpSpans: undefined,
   current: () => undefined,
+  streamStarted: () => undefined,
   batchOf: () => UNTRACED_BATCH,
   traceDriver: (driver) => driver,
   traceLoginLimiter: (limiter) => limiter,

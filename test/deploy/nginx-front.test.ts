@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { ApiClient, type ApiResponse } from '../helpers/client/api-client.js';
 import { INVALID_IDS, type Book } from '../helpers/client/books.js';
+import { ChangeStream, type Refused } from '../helpers/client/change-stream.js';
 import { expectBook, expectEnvelope, expectEnvelopeShape, type AnyResponse } from '../helpers/client/envelope.js';
 import {
   INVALID_IDEMPOTENCY_KEY,
@@ -233,6 +234,38 @@ describeIf('postgres', 'redis-server', 'nginx')('nginx in front of two instances
     expect(unnamed.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
     expect(nginx.accessLog().some((line) => line.includes(`rid=${unnamed.headers.get('x-request-id')}`))).toBe(true);
     expectSecurityHeaders(unnamed);
+  });
+
+  it('GET /books/changes streams through nginx event by event, from either instance; a client that leaves ends the stream at its instance', async () => {
+    const cursor = (await client.request('GET', '/books', { token })).headers.get('changes-cursor')!;
+    const stream = await ChangeStream.follow(nginx.baseUrl, { token, after: cursor });
+    try {
+      expect(stream.response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      // Each write reaches the stream on its own, well within a second: nothing is held back
+      // to fill a buffer (a 1-event write is a few hundred bytes).
+      for (let i = 0; i < 3; i++) {
+        const sent = Date.now();
+        const book = await client.createBook(token, { title: `Streamed ${i}`, author: 'Through nginx', year: 2000 + i });
+        await stream.until(() => stream.events.some((event) => event.data.id === book.id), 1_000, `the event of book ${book.id}`);
+        expect(Date.now() - sent).toBeLessThan(1_000);
+      }
+      // The cursor's errors are the service's envelopes.
+      const refused = (await ChangeStream.open(nginx.baseUrl, { token, after: 'not-a-cursor' })) as Refused;
+      expect(refused.status).toBe(400);
+      expect(refused.body.message).toBe('Invalid change cursor: not issued by this service');
+    } finally {
+      stream.close();
+    }
+    // proxy_ignore_client_abort off for this route: the instance lets go of the stream.
+    const streamsOpen = async () => {
+      let open = 0;
+      for (const instance of instances) {
+        const metrics = await (await fetch(`${instance.baseUrl}/metrics`)).text();
+        open += Number(/^book_change_streams (\d+)/m.exec(metrics)?.[1] ?? 0);
+      }
+      return open;
+    };
+    await expect.poll(streamsOpen, { timeout: 5_000 }).toBe(0);
   });
 
   it('Idempotency-Key: a repeat gets the stored answer, another request with the key 422, an invalid key 400', async () => {

@@ -163,6 +163,10 @@ describe('command-line mistakes: one line naming the mistake, then the usage, ex
     ['a setting given as an option', ['--port', '9000'], 'unknown option --port: settings are environment variables, as in PORT=… npm start (README "Configuration")'],
     ['a setting with dashes, given with =', ['--db-url=sqlite:x.db'], 'unknown option --db-url: settings are environment variables, as in DB_URL=… npm start (README "Configuration")'],
     ['a value given to a flag', ['--help=yes'], 'option --help takes no value'],
+    ['import without its file', ['import'], 'import needs the FILE of books to import (JSON or CSV)'],
+    ['import with two files', ['import', 'a.csv', 'b.csv'], 'unexpected argument b.csv'],
+    ['--dry-run with another command', ['migrate', '--dry-run'], 'option --dry-run is for import only'],
+    ['a setting given as an option to import', ['import', 'a.csv', '--service-url=http://x'], 'unknown option --service-url: settings are environment variables, as in SERVICE_URL=… npm start (README "Configuration")'],
   ])('%s', (_name, args, message) => {
     const run = cli(args, { DB_URL: `sqlite:${join(cwd, 'unknown', 'x.db')}`, SECRET_TOKEN: TEST_SECRET });
     expect(run.signal, 'the command did not exit by itself').toBeNull();

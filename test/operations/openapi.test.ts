@@ -60,8 +60,8 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 const SCHEMAS_PREFIX = '#/components/schemas/';
 const MAX_INT64 = '9223372036854775807';
 
-/** The six book-service operations, then the operability routes, as `METHOD /openapi/path`. */
-const API_OPERATIONS = ['POST /token', 'POST /book', 'GET /books', 'GET /book/{id}', 'PUT /book/{id}', 'DELETE /book/{id}'];
+/** The book-service operations (the six of the interface, then the change feed and the batch), then the operability routes, as `METHOD /openapi/path`. */
+const API_OPERATIONS = ['POST /token', 'POST /book', 'GET /books', 'GET /book/{id}', 'PUT /book/{id}', 'DELETE /book/{id}', 'GET /books/changes', 'POST /batch'];
 const PROTECTED_OPERATIONS = API_OPERATIONS.filter((operation) => operation !== 'POST /token');
 const OPERATIONS_ROUTES = ['GET /healthz', 'GET /readyz', 'GET /metrics'];
 const ID_OPERATIONS = ['GET /book/{id}', 'PUT /book/{id}', 'DELETE /book/{id}'];
@@ -75,6 +75,8 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /book/{id}': 'getBook',
   'PUT /book/{id}': 'updateBook',
   'DELETE /book/{id}': 'deleteBook',
+  'GET /books/changes': 'followChanges',
+  'POST /batch': 'applyBatch',
   'GET /healthz': 'getLiveness',
   'GET /readyz': 'getReadiness',
   'GET /metrics': 'getMetrics',
@@ -102,6 +104,10 @@ const NAMED_SCHEMAS = [
   'TooManyRequestsResponse',
   'InternalErrorResponse',
   'ServiceUnavailableResponse',
+  'BatchBody',
+  'BatchOperation',
+  'BatchAppliedResponse',
+  'BatchNotAppliedResponse',
 ];
 
 /** The request body schema of each operation that takes one. */
@@ -109,6 +115,7 @@ const REQUEST_BODIES: Record<string, string> = {
   'POST /token': 'LoginBody',
   'POST /book': 'CreateBookBody',
   'PUT /book/{id}': 'UpdateBookBody',
+  'POST /batch': 'BatchBody',
 };
 
 /** Every JSON answer each operation can give: HTTP status → the messages it can carry. */
@@ -158,6 +165,21 @@ const EXPECTED_ANSWERS: Record<string, Record<number, string[]>> = {
     404: [Messages.bookNotFound],
     ...keyed,
     412: [Messages.preconditionFailed],
+    413: [Messages.bodyTooLarge],
+    ...store,
+  },
+  'GET /books/changes': {
+    400: [Messages.changeCursorNotIssued],
+    401: unauthorized,
+    410: [Messages.changeCursorExpired],
+    ...store,
+  },
+  'POST /batch': {
+    200: [Messages.batchApplied],
+    400: [Messages.invalidBatch, Messages.invalidBatchOperation, Messages.unknownBatchOperation, Messages.nestedBatch, Messages.invalidIdempotencyKey],
+    401: unauthorized,
+    ...keyed,
+    422: [Messages.batchNotApplied, Messages.idempotencyKeyReused],
     413: [Messages.bodyTooLarge],
     ...store,
   },
@@ -292,7 +314,7 @@ describe('GET /openapi.json', () => {
     expect(info.version).toBe(VERSION);
   });
 
-  it('lists the six book-service operations and /healthz, /readyz, /metrics, and nothing else', async () => {
+  it('lists the book-service operations and /healthz, /readyz, /metrics, and nothing else', async () => {
     const document = await fetchDocument();
     expect(documentedOperations(document)).toEqual([...API_OPERATIONS, ...OPERATIONS_ROUTES].sort());
     for (const key of ID_OPERATIONS) {
@@ -385,7 +407,7 @@ describe('GET /openapi.json', () => {
     expect(answerHeaders('GET /book/{id}', '304')).toEqual(['ETag']);
     expect(answerHeaders('PUT /book/{id}', '200')).toEqual(['ETag', 'Idempotent-Replayed']);
     expect(answerHeaders('DELETE /book/{id}', '200')).toEqual(['Idempotent-Replayed']);
-    expect(answerHeaders('GET /books', '200')).toEqual(['Link', 'X-Total-Count', 'X-Total-Count-Estimate']);
+    expect(answerHeaders('GET /books', '200')).toEqual(['Link', 'X-Total-Count', 'X-Total-Count-Estimate', 'Changes-Cursor']);
   });
 
   it('GET /books documents its parameters (limit, cursor, sort, q), all optional, so a generated client can page', async () => {
@@ -454,8 +476,10 @@ describe('GET /openapi.json', () => {
           continue;
         }
         if (schema === undefined) {
-          expect(`${key} ${status}`, 'only /metrics answers 200 with text').toBe('GET /metrics 200');
-          expect(Object.keys(response.content ?? {})).toEqual(['text/plain']);
+          // Text: the metrics, and the change feed's stream of server-sent events.
+          const text = ({ 'GET /metrics 200': 'text/plain', 'GET /books/changes 200': 'text/event-stream' } as Record<string, string>)[`${key} ${status}`];
+          expect(text, `${key} ${status}: only /metrics and /books/changes answer 200 with text`).toBeDefined();
+          expect(Object.keys(response.content ?? {})).toEqual([text]);
           continue;
         }
         const variants = envelopes(document, schema);
@@ -472,7 +496,8 @@ describe('GET /openapi.json', () => {
           expect(typeof message, label).toBe('string');
           expect(knownMessages, label).toContain(message);
           answers[status].push(String(message));
-          if (!status.startsWith('2')) expect(envelope.properties?.data, label).toEqual({ type: 'null' });
+          // Errors carry no data, but a batch's failure, which says which operation failed and why.
+          if (!status.startsWith('2') && message !== Messages.batchNotApplied) expect(envelope.properties?.data, label).toEqual({ type: 'null' });
         }
       }
       const expected = Object.fromEntries(Object.entries(EXPECTED_ANSWERS[key] ?? {}).map(([status, messages]) => [status, [...messages].sort()]));
@@ -481,7 +506,7 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('the five protected operations declare the `token` scheme: apiKey in the Authorization header', async () => {
+  it('the protected operations declare the `token` scheme: apiKey in the Authorization header', async () => {
     const document = await fetchDocument();
     expect(document.components?.securitySchemes?.token).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
     for (const key of PROTECTED_OPERATIONS) {

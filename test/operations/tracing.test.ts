@@ -9,6 +9,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChangeStream } from '../helpers/client/change-stream.js';
 import { ApiClient, type ApiResponse } from '../helpers/client/api-client.js';
 import { parseResponses, portOf, rawExchange, requestBytes, sendTogether } from '../helpers/client/raw-http.js';
 import { freePort } from '../helpers/infra/free-port.js';
@@ -139,6 +140,21 @@ forEachStore((kind) => {
       await service?.stop();
     });
 
+    it('GET /books/changes: the stream\'s server span is exported when the stream starts, not held open while it lasts', async () => {
+      const caller = callerSpan();
+      const stream = await ChangeStream.follow(service.baseUrl, { token, headers: { traceparent: caller.traceparent } });
+      try {
+        const trace = await traceWith(caller.traceId, 1);
+        const server = serverSpanOf(trace);
+        expect(server.name).toBe('GET /books/changes');
+        expect(server.attributes['http.response.status_code']).toBe(200);
+        expect(server.attributes['error.type']).toBeUndefined();
+        expect(stream.state).toBe('open');
+      } finally {
+        stream.close();
+      }
+    });
+
     it("a request with a traceparent: the server span continues the caller's trace, the store's query is its child; route, status, database and node as attributes; the log line names both", async () => {
       const book = await client.createBook(token, { title, author, year: 1965 });
       const caller = callerSpan();
@@ -251,8 +267,11 @@ forEachStore((kind) => {
             expect(server.name).toBe(route);
             expect(server.parentSpanId).toBe(caller.spanId);
             // The query that served this request, in this request's own trace, under its span.
-            const queries = childrenOf(trace, server);
+            // A list reads the change feed's cursor first (Changes-Cursor): one read shared by the
+            // lists of the turn, in each of their traces (with, after writes, the sequencer's queries).
+            const [cursorReads, queries] = partitionByChangeFeed(childrenOf(trace, server));
             expect(queries.map((span) => span.name), `${route} ${caller.traceId}`).toEqual([query]);
+            expect(cursorReads.length > 0, `${route} ${caller.traceId}: the Changes-Cursor read`).toBe(route === 'GET /books');
             served.push(queries[0]!);
           }
         }
@@ -542,7 +561,7 @@ describe('a stop exports the spans still queued', () => {
 
     const exported = ours(receiver.spans());
     for (const caller of callers) {
-      expect(exported.filter((span) => span.traceId === caller.traceId).map((span) => span.name).sort()).toEqual(['GET /books', 'SELECT books']);
+      expect(exported.filter((span) => span.traceId === caller.traceId).map((span) => span.name).filter((name) => !CHANGE_FEED_QUERY.test(name)).sort()).toEqual(['GET /books', 'SELECT books']);
     }
   });
 });
@@ -568,7 +587,7 @@ describe('a stop with a request that never finishes', () => {
     expect(cutAfter, 'the stalled request is cut at DRAIN_MS').toBeGreaterThanOrEqual(5_500);
     expect(cutAfter, 'the stalled request is cut at DRAIN_MS').toBeLessThan(7_000);
     expect(exitedAfter, 'within the 10 s bound').toBeLessThan(10_000);
-    expect(receiver.spans().filter((span) => span.traceId === caller.traceId).map((span) => span.name).sort()).toEqual(['GET /books', 'SELECT books']);
+    expect(receiver.spans().filter((span) => span.traceId === caller.traceId).map((span) => span.name).filter((name) => !CHANGE_FEED_QUERY.test(name)).sort()).toEqual(['GET /books', 'SELECT books']);
   });
 });
 
@@ -589,3 +608,10 @@ describe('OTLP over HTTP with protobuf, the default protocol', () => {
     }
   });
 });
+
+/** The queries of the change feed's tables: a list's Changes-Cursor read, and the sequencer's. */
+const CHANGE_FEED_QUERY = /\bbook_(change|feed)/;
+
+function partitionByChangeFeed(spans: ReceivedSpan[]): [ReceivedSpan[], ReceivedSpan[]] {
+  return [spans.filter((span) => CHANGE_FEED_QUERY.test(span.name)), spans.filter((span) => !CHANGE_FEED_QUERY.test(span.name))];
+}

@@ -5,8 +5,9 @@
 // login → create with an Idempotency-Key → the same again (replayed, same book) → the key with
 // another body (422) → list → get (ETag) → update with If-Match → the same If-Match again (412)
 // → two pages of one book by -year, the second through the Link header's cursor, and a bad limit
-// (400) → delete → get answers 404 "Book not found". Header and query parameters and the new
-// statuses are typed.
+// (400) → a batch (a create and a delete) and one that is not applied (422, which operation) →
+// delete → get answers 404 "Book not found". Header and query parameters and the new statuses
+// are typed.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,7 @@ const run = promisify(execFile);
 const CLIENT_PROGRAM = `
 import { createClient } from './generated/client/index.js';
 import {
+  applyBatch,
   createBook,
   createToken,
   deleteBook,
@@ -37,6 +39,7 @@ import {
   listBooks,
   updateBook,
   type Book,
+  type BatchNotAppliedResponse,
   type BookNotFoundResponse,
   type InvalidLimitResponse,
   type IdempotencyKeyReusedResponse,
@@ -56,6 +59,8 @@ export interface Outcome {
   badLimit: { status: 400; message: 'Invalid limit: expected an integer from 1 to 1000' };
   deleted: { status: 200; message: 'Book deleted successfully'; data: null };
   gone: { httpStatus: number; status: 404; message: 'Book not found' };
+  batch: { status: 200; message: 'Batch applied'; answers: number[] };
+  notApplied: { status: 422; operation: number; failed: number; message: string };
 }
 
 function fail(step: string, response: Response): never {
@@ -117,8 +122,19 @@ export async function run(baseUrl: string, username: string, password: string): 
   if (tooMany.error === undefined) throw new Error('GET /books?limit=0: no error');
   if (tooMany.error.status !== 400 || tooMany.error.message !== 'Invalid limit: expected an integer from 1 to 1000') fail('GET /books?limit=0', tooMany.response);
   const badLimit: InvalidLimitResponse = tooMany.error;
-  const removed = await deleteBook({ client: api, path: { id: emma.data.data.id } });
-  if (removed.data === undefined) fail('DELETE /book/{id} (Emma)', removed.response);
+  const batched = await applyBatch({
+    client: api,
+    body: { operations: [{ method: 'POST', path: '/book', body: { title: 'Persuasion', author: 'Jane Austen', year: 1817 } }, { method: 'DELETE', path: \`/book/\${emma.data.data.id}\` }] },
+  });
+  if (batched.data === undefined) fail('POST /batch', batched.response);
+  const refusedBatch = await applyBatch({ client: api, body: { operations: [{ method: 'DELETE', path: '/book/999999999' }] } });
+  if (refusedBatch.error === undefined) throw new Error('POST /batch of a missing book: no error');
+  if (refusedBatch.error.status !== 422 || refusedBatch.error.message !== 'Batch not applied: an operation failed, nothing was written') fail('POST /batch of a missing book', refusedBatch.response);
+  const notApplied: BatchNotAppliedResponse = refusedBatch.error;
+  const persuasion = batched.data.data[0]?.data;
+  if (persuasion === undefined || persuasion === null) fail('POST /batch: no book created', batched.response);
+  const removed = await deleteBook({ client: api, path: { id: persuasion.id } });
+  if (removed.data === undefined) fail('DELETE /book/{id} (Persuasion)', removed.response);
 
   const deleted = await deleteBook({ client: api, path: { id: book.id } });
   if (deleted.data === undefined) fail('DELETE /book/{id}', deleted.response);
@@ -141,6 +157,8 @@ export async function run(baseUrl: string, username: string, password: string): 
     badLimit: { status: badLimit.status, message: badLimit.message },
     deleted: { status: deleted.data.status, message: deleted.data.message, data: deleted.data.data },
     gone: { httpStatus: gone.response.status, status: notFound.status, message: notFound.message },
+    batch: { status: batched.data.status, message: batched.data.message, answers: batched.data.data.map((answer) => answer.status) },
+    notApplied: { status: notApplied.status, operation: notApplied.data.operation, failed: notApplied.data.status, message: notApplied.data.message },
   };
 }
 `;
@@ -283,6 +301,8 @@ describe('a typed client generated from the served /openapi.json (@hey-api/opena
       badLimit: { status: 400, message: Messages.invalidLimit },
       deleted: { status: 200, message: Messages.bookDeleted, data: null },
       gone: { httpStatus: 404, status: 404, message: Messages.bookNotFound },
+      batch: { status: 200, message: Messages.batchApplied, answers: [201, 200] },
+      notApplied: { status: 422, operation: 0, failed: 404, message: Messages.bookNotFound },
     });
     // One book all along: the id the client got back is the one it read, updated and deleted.
     const { id } = outcome.created.book;

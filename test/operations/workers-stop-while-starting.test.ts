@@ -11,6 +11,7 @@ import { startTcpProxy, type TcpProxy } from '../helpers/infra/tcp-proxy.js';
 import { describeIf } from '../helpers/requirements.js';
 import { killAllChildServices, startService } from '../helpers/service/start-service.js';
 import { createTestStore, type TestStore } from '../helpers/stores/test-store.js';
+import { MIGRATION_NAMES } from '../../src/store/migrations/index.js';
 
 const WORKERS = 2;
 
@@ -47,7 +48,7 @@ describeIf('postgres')('WORKERS=2 stopped while the workers start', () => {
     const log = () => service.process.stdout();
 
     // The primary migrates the empty store, then forks: the store goes away before a worker reaches it.
-    await waitFor('the primary to migrate', () => count(log(), '"migration applied"') === 4);
+    await waitFor('the primary to migrate', () => count(log(), '"migration applied"') === MIGRATION_NAMES.length);
     await proxy.cut();
     await waitFor('every worker to wait for the store', () => count(log(), 'not reachable yet; retrying') === WORKERS);
     expect(count(log(), '"book service ready"'), 'a worker started before the store went away: the test proves nothing').toBe(0);

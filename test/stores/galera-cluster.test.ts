@@ -38,6 +38,7 @@ import {
 import type { Book } from '../helpers/client/books.js';
 import { startPrivateGalera, type PrivateGalera } from '../helpers/infra/galera-cluster.js';
 import { login } from '../helpers/client/api-client.js';
+import { replicaRun } from '../helpers/client/change-replicas.js';
 import { describeIf } from '../helpers/requirements.js';
 
 /** How long an instance whose DB_URL lists every node may answer other than 2xx after a node dies. */
@@ -308,6 +309,38 @@ describeIf('galera-binaries')('the service on a 3-node MariaDB Galera cluster (p
         expect(written).toContain(states[0]);
       }
     }, 60_000);
+  });
+
+  describe('the change feed on three instances, each on another node', () => {
+    const database = 'books_changes';
+    const instances: ChildService[] = [];
+
+    afterAll(async () => {
+      await Promise.all(instances.map((instance) => instance.stop('SIGTERM')));
+    }, 60_000);
+
+    it('writers through all three, subscribers that drop and resume on any, one instance killed and restarted: every copy equals the store, no event twice, no version backwards', async () => {
+      await cluster.createDatabase(database);
+      const start = (node: number) => startService({ childProcess: true, dbUrl: cluster.nodes[node]!.url(database), startTimeoutMs: START_TIMEOUT_MS });
+      for (const node of [0, 1, 2]) instances.push(await start(node));
+      const token = await login(instances[0]!.baseUrl);
+      let restarts = 0;
+      await withNodeLogs(cluster, () =>
+        replicaRun(
+          {
+            urls: () => instances.map(({ baseUrl }) => baseUrl),
+            async killAndRestartOne() {
+              const victim = instances.shift()!;
+              await victim.stop('SIGKILL');
+              // Started again on the node it used: instance i is on node i at first.
+              instances.push(await start(restarts++ % 3));
+            },
+          },
+          token,
+          17,
+        ),
+      );
+    }, 120_000);
   });
 
   describe('d/e. a node SIGKILLed under write load', () => {

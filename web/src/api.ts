@@ -21,6 +21,11 @@ export class NetworkError extends Error {
   override name = 'NetworkError';
 }
 
+/** A body already written as JSON text (an import's batch, src/books/book-import.ts): sent as it is. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 type Reviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
 
 /**
@@ -31,6 +36,11 @@ type Reviver = (this: unknown, key: string, value: unknown, context?: { source?:
  */
 const keepIdDigits: Reviver = (key, value, context) =>
   key === 'id' && typeof value === 'number' ? (context?.source ?? String(value)) : value;
+
+/** JSON from the service, each `id` kept as its digits (throws on text that is not JSON). */
+export function readJson(text: string): unknown {
+  return JSON.parse(text, keepIdDigits as Parameters<typeof JSON.parse>[1]);
+}
 
 export async function call<T = unknown>(
   method: 'GET' | 'POST' | 'PUT' | 'DELETE',
@@ -51,7 +61,7 @@ export async function call<T = unknown>(
     response = await fetch(path, {
       method,
       headers,
-      body: body === undefined ? null : JSON.stringify(body),
+      body: body === undefined ? null : body instanceof JsonText ? body.text : JSON.stringify(body),
       cache: 'no-store',
       credentials: 'omit',
       redirect: 'error',
@@ -65,7 +75,7 @@ export async function call<T = unknown>(
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text, keepIdDigits as Parameters<typeof JSON.parse>[1]);
+    parsed = readJson(text);
   } catch {
     throw new NetworkError(`The service answered HTTP ${response.status} without its usual JSON.`);
   }

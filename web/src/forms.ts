@@ -9,6 +9,7 @@
 import { NetworkError, asBook, type Answer } from './api.js';
 import { BookForm } from './book-form.js';
 import { FIELDS, changedFields, type Book } from './books.js';
+import { ownWrite, type Change } from './changes.js';
 import { elements as ui } from './elements.js';
 import { describe, messageOf } from './messages.js';
 import { authorized, signedIn } from './sign-in.js';
@@ -119,7 +120,7 @@ async function addBook(): Promise<void> {
   let answer: Answer | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
-      answer = await authorized('POST', '/book', fields, { 'idempotency-key': key });
+      answer = await ownWrite(authorized('POST', '/book', fields, { 'idempotency-key': key }));
       if (!answer) return;
       if (!RETRIED_STATUSES.has(answer.status) || attempt === ADD_TRIES) break;
     } catch (error) {
@@ -244,6 +245,7 @@ async function openEdit(listed: Book): Promise<void> {
   const read = await readForDialog(listed.id);
   if (!read) return;
   editing = read;
+  ui.editNews.hidden = true;
   ui.editHeading.textContent = `Edit book ${read.book.id}`;
   editForm.fill(read.book);
   editForm.clearErrors();
@@ -251,6 +253,44 @@ async function openEdit(listed: Book): Promise<void> {
 }
 
 ui.editCancel.addEventListener('click', () => closeDialog(ui.editDialog));
+
+/** Changes made elsewhere (changes.ts): one to the book being edited is told before a save (which 412 still guards). */
+export function changedElsewhere(changes: Change[]): void {
+  const open = editing;
+  if (!open || !ui.editDialog.open) return;
+  const held = Number(/-(\d+)"$/.exec(open.etag ?? '')?.[1] ?? -1);
+  // A delete carries the version the book had.
+  const change = changes.findLast(({ id, version, book }) => id === open.book.id && version + (book ? 0 : 1) > held);
+  if (!change) return;
+  const now = change.book;
+  ui.editNewsText.textContent = now
+    ? `Someone else changed this book after you opened it: it now reads “${now.title}” by ${now.author} (${now.year}). Saving your values asks first.`
+    : 'Someone else deleted this book after you opened it: it can no longer be saved.';
+  ui.editNewsLoad.hidden = !now;
+  ui.editNews.hidden = false;
+}
+
+ui.editNewsLoad.addEventListener('click', () =>
+  void busy(ui.editForm, async () => {
+    const id = editing?.book.id;
+    if (id === undefined) return;
+    try {
+      const read = await readBook(id);
+      if (read === undefined) return;
+      if (!('book' in read)) {
+        editForm.error.textContent = describe(read, read.status === 404 ? GONE : 'The book could not be read');
+        return;
+      }
+      editing = read;
+      editForm.fill(read.book);
+      editForm.clearErrors();
+      ui.editNews.hidden = true;
+      editForm.input('title').focus();
+    } catch (error) {
+      editForm.error.textContent = messageOf(error);
+    }
+  }),
+);
 ui.editForm.addEventListener('submit', (event) => {
   event.preventDefault();
   void busy(ui.editForm, saveEdit);
@@ -269,7 +309,7 @@ async function saveEdit(): Promise<void> {
   }
   try {
     // Only the fields that changed: PUT is a partial update (docs/api.md "PUT /book/:id").
-    const answer = await authorized('PUT', `/book/${book.id}`, changes, ifMatch(opened.etag));
+    const answer = await ownWrite(authorized('PUT', `/book/${book.id}`, changes, ifMatch(opened.etag)));
     if (!answer) return;
     if (answer.status === 412) {
       await showConflict('edit', book);
@@ -314,7 +354,7 @@ async function deleteBook(): Promise<void> {
   const { book } = opened;
   ui.deleteError.textContent = '';
   try {
-    const answer = await authorized('DELETE', `/book/${book.id}`, undefined, ifMatch(opened.etag));
+    const answer = await ownWrite(authorized('DELETE', `/book/${book.id}`, undefined, ifMatch(opened.etag)), opened.etag);
     if (!answer) return;
     if (answer.status === 412) {
       await showConflict('delete', book);
@@ -384,6 +424,7 @@ ui.conflictReload.addEventListener('click', () => {
   closeDialog(ui.conflictDialog);
   if (open?.action === 'edit') {
     editing = open.now;
+    ui.editNews.hidden = true;
     editForm.fill(open.now.book);
     editForm.clearErrors();
     editForm.input('title').focus();

@@ -46,19 +46,36 @@ export function signOut(): void {
  * A call with the token. Undefined when the session is over: it had expired, or the service
  * answered 401; either way the sign-in form is back and the caller's form is left as it is.
  */
-export async function authorized<T>(
+export function authorized<T>(
   method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   body?: unknown,
   headers?: Record<string, string>,
   signal?: AbortSignal,
 ): Promise<Answer<T> | undefined> {
+  return withToken((token) => call<T>(method, path, { token, body, extraHeaders: headers, signal }));
+}
+
+/** A GET whose answer is read as it arrives (the change feed, changes.ts), as `authorized`. */
+export function authorizedStream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response | undefined> {
+  return withToken((token) =>
+    fetch(path, {
+      headers: { ...headers, accept: 'text/event-stream', authorization: `Bearer ${token}` },
+      cache: 'no-store',
+      credentials: 'omit',
+      redirect: 'error',
+      signal,
+    }),
+  );
+}
+
+async function withToken<A extends { status: number }>(send: (token: string) => Promise<A>): Promise<A | undefined> {
   const session = current;
   if (!session || session.expiresAt <= Date.now()) {
     endSession(NOTE_EXPIRED);
     return undefined;
   }
-  const answer = await call<T>(method, path, { token: session.token, body, extraHeaders: headers, signal });
+  const answer = await send(session.token);
   if (answer.status === 401) {
     if (current === session) endSession(NOTE_REFUSED);
     return undefined;

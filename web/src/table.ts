@@ -6,6 +6,7 @@
 // or leaves.
 import { asBook } from './api.js';
 import type { Book, Column } from './books.js';
+import { listed, type Change } from './changes.js';
 import { elements as ui } from './elements.js';
 import {
   FILTER_MAX_LENGTH,
@@ -42,6 +43,9 @@ const books = new Map<string, Book>();
 let total: { q: string; total: Total; stale: boolean } | undefined;
 /** A book to mark in the table (just added or saved). */
 let marked: string | undefined;
+/** Books changed elsewhere: their rows are marked until then (ms since the epoch). */
+const fresh = new Map<string, number>();
+const FRESH_MS = 5000;
 /** Said before the status line at the next answer (what a write did). */
 let pending = '';
 /** Counts the list requests: only the answer to the latest one is shown, whatever order they arrive in. */
@@ -77,7 +81,7 @@ export function clearBooks(): void {
 }
 
 /** Asks for the page shown again (after a write): the count too, since it may have changed. */
-function refresh(): void {
+export function refresh(): void {
   if (total) total.stale = true;
   void fetchPage();
 }
@@ -102,6 +106,17 @@ export function showCurrent(book: Book): void {
   if (!listed || (listed.title === book.title && listed.author === book.author && listed.year === book.year)) return;
   keep(book);
   render();
+}
+
+/** Changes made elsewhere (changes.ts): said, the page read again, their rows marked (app.css fades it). */
+export function showChanges(changes: Change[]): void {
+  for (const [id, until] of fresh) if (until < Date.now()) fresh.delete(id);
+  for (const { id, book } of changes) if (book) fresh.set(id, Date.now() + FRESH_MS);
+  const [change] = changes;
+  const title = change?.book?.title ?? books.get(change?.id ?? '')?.title;
+  announce(changes.length === 1 && change ? `Book ${change.id}${title ? ` “${title}”` : ''} was ${change.kind} elsewhere.` : `${changes.length} changes were made elsewhere.`);
+  // A filter being typed asks for its page anyway.
+  if (filterTimer === undefined) refresh();
 }
 
 /** A book just added: the page is read again, with its row marked if the book is on it. */
@@ -182,6 +197,7 @@ async function fetchPage(): Promise<void> {
       ui.table.removeAttribute('aria-busy');
       return;
     }
+    listed(answer.headers.get('changes-cursor'));
     const q = asked.q.trim();
     if (asked.cursors.length === 0) {
       const counted = totalFrom(answer.headers.get('x-total-count'), answer.headers.get('x-total-count-estimate'));
@@ -280,6 +296,7 @@ function row(book: Book): HTMLTableRowElement {
   tr.setAttribute('role', 'row');
   tr.dataset.id = book.id;
   if (book.id === marked) tr.className = 'changed';
+  if ((fresh.get(book.id) ?? 0) > Date.now()) tr.classList.add('fresh');
   [book.id, book.title, book.author, String(book.year)].forEach((value, column) => {
     const cell = document.createElement('td');
     cell.setAttribute('role', 'cell');

@@ -8,6 +8,7 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BookListAnswers } from '../../http/book-list.js';
 import type { FastPaths, RequestMetricsHelp, RequestRecorder } from '../../seams.js';
+import type { ChangeFeed } from '../../changes/change-feed.js';
 import type { BookStore } from '../../store/book-store.js';
 import type { Tracing } from '../../tracing/tracing.js';
 
@@ -54,6 +55,7 @@ export function promClientRequestMetrics(registry: Registry, buckets: readonly n
 
 function createMetrics(
   store: BookStore,
+  changeFeed: ChangeFeed,
   bookLists: BookListAnswers,
   tracing: Tracing,
   requestMetrics: NonNullable<FastPaths['requestMetrics']>,
@@ -84,6 +86,18 @@ function createMetrics(
     },
   });
 
+  const feed = changeFeed;
+  new Gauge({
+    name: 'book_change_streams',
+    help: 'GET /books/changes streams this process serves now',
+    registers: [registry],
+    collect() {
+      this.set(feed.openStreams);
+    },
+  });
+  countedFrom(registry, 'book_change_events_sent_total', 'Change events written to streams', () => feed.eventsSent);
+  countedFrom(registry, 'book_change_streams_dropped_total', 'Change streams dropped because their client did not read (more than 1 MiB behind); each resumes from its cursor', () => feed.streamsDropped);
+
   if (tracing.enabled) {
     let droppedCounted = 0;
     new Counter({
@@ -105,6 +119,21 @@ function createMetrics(
       requests.record(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     },
   };
+}
+
+/** A counter that follows a count kept elsewhere, read when /metrics is scraped. */
+function countedFrom(registry: Registry, name: string, help: string, read: () => number) {
+  let counted = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = read();
+      this.inc(now - counted);
+      counted = now;
+    },
+  });
 }
 
 /** A gauge read from the store when /metrics is scraped: one value per label value. */
@@ -129,7 +158,7 @@ export interface MetricsOptions {
 
 export default fp<MetricsOptions>(
   async function metricsPlugin(app, { enabled, tracing, requestMetrics = promClientRequestMetrics }) {
-    const metrics = enabled ? createMetrics(app.store, app.bookLists, tracing, requestMetrics) : undefined;
+    const metrics = enabled ? createMetrics(app.store, app.changeFeed, app.bookLists, tracing, requestMetrics) : undefined;
     app.decorate('metrics', metrics);
     if (metrics) {
       app.addHook('onResponse', (request, reply, next) => {
@@ -138,5 +167,5 @@ export default fp<MetricsOptions>(
       });
     }
   },
-  { name: 'metrics', dependencies: ['store'] },
+  { name: 'metrics', dependencies: ['store', 'change-feed'] },
 );

@@ -10,7 +10,9 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { TSchema } from 'typebox';
+import * as batch from '../../schemas/batch.js';
 import * as book from '../../schemas/book.js';
+import * as changes from '../../schemas/changes.js';
 import * as health from '../../schemas/health.js';
 import * as shared from '../../schemas/shared.js';
 import * as token from '../../schemas/token.js';
@@ -28,17 +30,20 @@ declare module 'fastify' {
  * `components.schemas` in this order; a schema comes after those it refers to.
  */
 export const SHARED_SCHEMAS: readonly TSchema[] = [
-  book.Book, book.CreateBookBody, book.UpdateBookBody, token.LoginBody, token.TokenResult, health.HealthResult,
+  book.Book, book.CreateBookBody, book.UpdateBookBody, batch.BatchOperationSchema, batch.BatchBody, token.LoginBody, token.TokenResult, health.HealthResult,
   // Success envelopes.
   token.TokenGeneratedResponse,
   book.BookCreatedResponse, book.BookListResponse, book.BookRetrievedResponse, book.BookUpdatedResponse, book.BookDeletedResponse,
+  batch.BatchAppliedResponse,
   health.AliveResponse, health.ReadyResponse,
   // Error envelopes, by status; the unions beside their members.
   shared.InvalidLoginPayloadResponse, shared.InvalidInputResponse, shared.InvalidIdempotencyKeyResponse, book.BadBookWriteResponse,
   shared.InvalidIfMatchResponse, shared.InvalidIfNoneMatchResponse, book.BadBookUpdateResponse, book.BadBookDeleteResponse,
   shared.InvalidCredentialsResponse, shared.TokenRequiredResponse, shared.InvalidTokenResponse, shared.UnauthorizedResponse,
   book.InvalidLimitResponse, book.InvalidSortResponse, book.InvalidSearchResponse, book.CursorNotIssuedResponse, book.CursorForOtherListResponse,
-  book.BadListRequestResponse,
+  book.BadListRequestResponse, changes.ChangeCursorNotIssuedResponse, changes.ChangeCursorExpiredResponse,
+  batch.InvalidBatchResponse, batch.InvalidBatchOperationResponse, batch.UnknownBatchOperationResponse, batch.NestedBatchResponse, batch.BadBatchResponse,
+  batch.BatchNotAppliedResponse, batch.BatchFailedResponse,
   shared.BookNotFoundResponse, shared.IdempotencyKeyInProgressResponse, shared.PreconditionFailedResponse, shared.IdempotencyKeyReusedResponse,
   shared.BodyTooLargeResponse, shared.TooManyRequestsResponse,
   shared.InternalErrorResponse, shared.TokenSigningFailedResponse, token.TokenServerErrorResponse, shared.ServiceUnavailableResponse,

@@ -12,7 +12,7 @@ export default fp<{ origins: HttpSettings['corsOrigins'] }>(
       origin: origins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
       allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
-      exposedHeaders: ['X-Request-Id', 'Retry-After', 'ETag', 'Idempotent-Replayed', 'Link', 'X-Total-Count', 'X-Total-Count-Estimate', 'WWW-Authenticate'],
+      exposedHeaders: ['X-Request-Id', 'Retry-After', 'ETag', 'Idempotent-Replayed', 'Link', 'X-Total-Count', 'X-Total-Count-Estimate', 'Changes-Cursor', 'WWW-Authenticate'],
       maxAge: 600,
       strictPreflight: false, // a bare OPTIONS gets the same 204, not a text/plain 400
     });

@@ -17,7 +17,7 @@ export function createIdempotencyKeys(booksTable: BooksTableDdl): Migration {
       .addColumn('owner', 'varchar(64)', (col) => col.notNull())
       .addColumn('status', 'integer')
       .addColumn('etag', 'varchar(64)')
-      // A stored answer: one book's envelope, at most a few KB.
+      // A stored answer: one book's envelope, a few KB, or a batch's, up to 4 MiB (006 widens it on MySQL).
       .addColumn('body', 'text')
       .addColumn('created_ms', 'bigint', (col) => col.notNull());
   return tableMigration('idempotency_keys', booksTable, columns, async (db) => {

@@ -5,7 +5,7 @@
 import type { MysqlPool, MysqlPoolConnection } from 'kysely';
 import { createPool as createMysqlPool, type PoolConnection } from 'mysql2';
 import type { PoolStats } from '../book-store.js';
-import { DEFAULT_POOL_MAX, clientGraceMs, type DriverOptions } from '../driver.js';
+import { DEFAULT_POOL_MAX, clientGraceMs, type DriverOptions, type RawMysqlConnection } from '../driver.js';
 import { NodeSelector, type DatabaseNode } from '../nodes.js';
 import { describeDriverError } from '../errors.js';
 import { CountedPool } from './counted-pool.js';
@@ -129,6 +129,18 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
     return wrapper;
   }
 
+  /** A connection of the node in use as mysql2 makes it, its session set up (BookStoreDriver.mysqlConnection). */
+  const rawConnection = () =>
+    selector.acquire(async (nodePool, node): Promise<RawMysqlConnection> => {
+      const connection = await nodePool.acquire();
+      if (!ready.has(connection)) await prepare(nodePool, connection, node);
+      return {
+        connection,
+        timeoutMs: clientTimeoutMs,
+        release: (destroy = false) => (destroy ? nodePool.destroy(connection) : nodePool.release(connection)),
+      };
+    }, isUnavailable);
+
   const pool: MysqlPool = {
     getConnection(callback) {
       selector
@@ -157,7 +169,7 @@ export function createNodePools(nodes: readonly DatabaseNode[], options: DriverO
     const version = versionInUse();
     return version === undefined ? undefined : /-MariaDB/i.test(version);
   };
-  return { pool, selector, versionInUse, mariaDbInUse };
+  return { pool, selector, versionInUse, mariaDbInUse, rawConnection };
 }
 
 /** The server's version, as `select version()` says it. */

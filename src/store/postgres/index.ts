@@ -1,5 +1,6 @@
 // The PostgreSQL database module: a pg pool with named prepared statements; RETURNING for
 // writes; a whole list page as one row, its JSON joined by PostgreSQL.
+import { postgresChanges } from './changes.js';
 import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
 import { BOOK_COLUMNS } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
@@ -22,6 +23,7 @@ const BOOKS_TABLE: BooksTableDdl = {
   idColumn: { type: 'bigint', build: (col) => col.primaryKey().generatedByDefaultAsIdentity() },
   tableOptions: undefined,
   list: postgresList,
+  changes: postgresChanges,
 };
 
 /** A whole page in one row: its books' JSON already joined, how many, and the last id. */
@@ -34,7 +36,7 @@ interface AggregatedPage {
 export const postgres: DatabaseModule<PostgresTarget> = {
   open(target, options): BookStoreDriver {
     const { nodes, sessionAttrs } = target;
-    const { pool, selector } = createNodePools(nodes, sessionAttrs, options);
+    const { pool, selector, connect } = createNodePools(nodes, sessionAttrs, options);
     const db = new Kysely<BookDatabase>({ dialect: new PostgresDialect({ pool }) });
     // Each query on a pooled connection of its own: writes commit in parallel.
     const run: RunQuery = <R>(query: CompiledQuery<R>) => db.executeQuery(query);
@@ -81,6 +83,7 @@ export const postgres: DatabaseModule<PostgresTarget> = {
       nodeUse: () => ({ nodes: selector.nodes.map((node) => node.name), inUse: selector.inUse.name }),
       databaseSystem: () => 'postgresql',
       durabilityWarnings: () => postgresDurabilityWarnings(db, selector.inUse.name),
+      postgresClient: connect,
       classifyError: classifyPostgresError,
       // invalid_catalog_name: the server answered, without DB_URL's database.
       missingDatabase: (error) =>

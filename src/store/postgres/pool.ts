@@ -129,8 +129,10 @@ export function createNodePools(nodes: readonly DatabaseNode[], sessionAttrs: Se
   }
   const checkTimer = check && setInterval(() => void checkNodeInUse(check), NODE_CHECK_INTERVAL_MS).unref();
 
+  /** A connection of the node in use, checked as target_session_attrs asks. */
+  const connect = () => selector.acquire(connectTo, isUnavailable);
   const pool = withPreparedStatements({
-    connect: () => selector.acquire(connectTo, isUnavailable),
+    connect,
     // A query that finds its node gone moves the next connection elsewhere; one that finds it
     // read-only also closes its other connections.
     queryFailed: (client, error) => {
@@ -144,7 +146,7 @@ export function createNodePools(nodes: readonly DatabaseNode[], sessionAttrs: Se
       await Promise.all(selector.pools.map((nodePool) => nodePool.end()));
     },
   });
-  return { pool, selector };
+  return { pool, selector, connect };
 }
 
 interface Connections {

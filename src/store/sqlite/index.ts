@@ -1,6 +1,7 @@
 // The SQLite database module: one connection (better-sqlite3), queries run synchronously on
 // cached statements, each write its own statement unless a writer is given (writer.ts), the
 // list page written as JSON by SQLite.
+import { sqliteChanges } from './changes.js';
 import { Kysely, SqliteDialect, sql, type CompiledQuery, type QueryResult } from 'kysely';
 import { BOOK_COLUMNS } from '../../books/book.js';
 import type { BookPage } from '../book-store.js';
@@ -24,6 +25,7 @@ const BOOKS_TABLE: BooksTableDdl = {
   idColumn: { type: 'integer', build: (col) => col.primaryKey().autoIncrement() },
   tableOptions: undefined,
   list: sqliteList,
+  changes: sqliteChanges,
 };
 
 /** `'id', id, 'title', title, …`: each column under its own name, as bookJson() writes it. */

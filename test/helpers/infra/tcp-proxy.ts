@@ -26,6 +26,12 @@ export interface TcpProxy {
    * up on its way (a stalled network, a cluster pausing), which the server still runs later.
    */
   stallOnceAt(text: string, ms: number): void;
+  /**
+   * The first time a client sends bytes containing `text`, they are passed on, and that
+   * connection is reset as soon as the answer starts to come back: a request the server
+   * carried out whose answer the client never got.
+   */
+  cutAnswerOnceAfter(text: string): void;
   close(): Promise<void>;
 }
 
@@ -36,6 +42,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   let frozen = false;
   let cutAt: Buffer | undefined;
   let stallAt: { text: Buffer; ms: number } | undefined;
+  let cutAnswerAfter: Buffer | undefined;
 
   const listen = () =>
     new Promise<void>((resolve, reject) => {
@@ -50,10 +57,21 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
           });
         }
         if (frozen) return; // accepted, and never answered
+        /** Set once this connection carried the request whose answer is to be cut. */
+        let cutAnswer = false;
+        upstream.on('data', () => {
+          if (!cutAnswer) return;
+          client.resetAndDestroy();
+          upstream.resetAndDestroy();
+        });
         upstream.pipe(client);
         /** While stalled: what the client sent, to pass on afterwards (the end too). */
         let held: (Buffer | 'end')[] | undefined;
         client.on('data', (chunk: Buffer) => {
+          if (cutAnswerAfter !== undefined && chunk.includes(cutAnswerAfter)) {
+            cutAnswerAfter = undefined;
+            cutAnswer = true;
+          }
           if (cutAt !== undefined && chunk.includes(cutAt)) {
             cutAt = undefined;
             for (const socket of sockets) socket.resetAndDestroy();
@@ -113,5 +131,9 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     stallAt = { text: Buffer.from(text), ms };
   };
 
-  return { port, cut, restore: listen, freeze, cutOnceAt, stallOnceAt, close: cut };
+  const cutAnswerOnceAfter = (text: string) => {
+    cutAnswerAfter = Buffer.from(text);
+  };
+
+  return { port, cut, restore: listen, freeze, cutOnceAt, stallOnceAt, cutAnswerOnceAfter, close: cut };
 }

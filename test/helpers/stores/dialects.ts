@@ -27,7 +27,7 @@ export const GALERA_SELECTED =
   process.env.DIALECTS.split(',')
     .map((kind) => kind.trim())
     .includes('galera');
-export const GALERA_SUITES = new RegExp(process.env.GALERA_SUITES ?? '[\\\\/]test[\\\\/]contract[\\\\/]((create|get|list|update|delete)-books?|list-pages)\\.test\\.ts$');
+export const GALERA_SUITES = new RegExp(process.env.GALERA_SUITES ?? '[\\\\/]test[\\\\/]contract[\\\\/]((create|get|list|update|delete)-books?|list-pages|batch)\\.test\\.ts$');
 
 /**
  * What the global setup (test/global-setup.ts) hands the test workers about the shared cluster
