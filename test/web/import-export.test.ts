@@ -12,7 +12,8 @@
 //  - Stop while a batch's answer is on its way (the batch applied): the same file finishes it;
 //    signing out stops it too, and the sign-in form says so;
 //  - Export CSV and Export JSON downloaded (ids exact, beyond 2^53), each imported through the
-//    page into an empty service: the same (title, author, year) multiset.
+//    page into an empty service: the same (title, author, year) multiset;
+//  - an Export clicked while the panel's code is still loading downloads once it has loaded.
 // Every page is watched: no page error, no Content-Security-Policy violation, no request to
 // another origin. Chromium: test/helpers/infra/chromium.ts; the watched page: test/helpers/client/web-page.ts.
 import { readFileSync } from 'node:fs';
@@ -561,6 +562,48 @@ describeIf('chromium')('import and export on the web page', () => {
             await into.close();
           }
           expect(multiset(await stored(target)), format).toEqual(multiset(original));
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
+  });
+
+  describe('an Export clicked while the panel is still loading', () => {
+    const early = useService('sqlite', { LOGIN_RATE_LIMIT: '0' });
+
+    // The panel's code loads when it is first opened; a click on Export before it had loaded
+    // did nothing (the cause of a CI failure: the download never came). The buttons now wait,
+    // disabled, until the code listens.
+    it(
+      'the Export buttons are disabled until the panel has loaded, then the click downloads the collection',
+      async () => {
+        const token = await early.client.token();
+        const book = { title: 'Early click', author: 'Loader', year: 2001 };
+        expect((await early.client.request('POST', '/book', { token, body: book })).status).toBe(201);
+
+        const watched = await openWatched(browser, early.current.baseUrl);
+        const { page } = watched;
+        try {
+          let release = (): void => undefined;
+          const held = new Promise<void>((resolve) => (release = resolve));
+          await page.route('**/import-export.js', async (route: Route) => {
+            await held;
+            await route.continue();
+          });
+          await openPanel(watched, early.current.baseUrl);
+          const exportJson = page.getByRole('button', { name: 'Export JSON' });
+          expect(await exportJson.isDisabled()).toBe(true);
+          expect(await page.getByRole('button', { name: 'Export CSV' }).isDisabled()).toBe(true);
+          // Clicked while loading: the click waits for the button, the download follows the load.
+          const file = downloaded(page, 'Export JSON');
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          release();
+          const { text } = await file;
+          expect((JSON.parse(text) as Fields[]).map(({ title, author, year }) => ({ title, author, year }))).toEqual([book]);
+          expect(await exportJson.isEnabled()).toBe(true);
+          expect(unexpected(watched.problems)).toEqual([]);
+        } finally {
+          await watched.close();
         }
       },
       TEST_TIMEOUT_MS,

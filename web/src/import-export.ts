@@ -296,6 +296,9 @@ function showInterrupted(): void {
 
 ui.exportJson.addEventListener('click', () => void exportAs('json'));
 ui.exportCsv.addEventListener('click', () => void exportAs('csv'));
+// The page serves them disabled until this module has loaded and listens (index.html).
+ui.exportJson.disabled = false;
+ui.exportCsv.disabled = false;
 
 async function exportAs(format: 'json' | 'csv'): Promise<void> {
   const buttons = [ui.exportJson, ui.exportCsv];
