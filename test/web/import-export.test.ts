@@ -9,6 +9,8 @@
 //  - a reload midway: the page says the import stopped, the same file chosen again finishes it,
 //    the batches already applied answered from the service's stored answers (Idempotent-Replayed);
 //  - a 401 midway goes through the page's sign-in again, then Continue finishes the import;
+//  - a batch answered 503 on each of its 8 tries: the import stops at that batch and says so,
+//    Continue finishes it;
 //  - Stop while a batch's answer is on its way (the batch applied): the same file finishes it;
 //    signing out stops it too, and the sign-in form says so;
 //  - Export CSV and Export JSON downloaded (ids exact, beyond 2^53), each imported through the
@@ -450,6 +452,52 @@ describeIf('chromium')('import and export on the web page', () => {
           expect(books).toHaveLength(3_000);
           expect(new Set(books.map((book) => book.title)).size).toBe(3_000);
           expect(unexpected(watched.problems)).toEqual([]);
+        } finally {
+          await watched.close();
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
+  });
+
+  describe('a batch the service keeps refusing with 503', () => {
+    const service = useService('sqlite', { LOGIN_RATE_LIMIT: '0' });
+
+    it(
+      'is tried 8 times, then the import stops and says why and at which batch; Continue finishes it, each book once',
+      async () => {
+        const watched = await openWatched(browser, service.current.baseUrl);
+        const { page, batches } = watched;
+        const text = `title,author,year\n${Array.from({ length: 1_500 }, (_, i) => `Refused ${i + 1},Someone,${1900 + (i % 100)}`).join('\n')}\n`;
+        try {
+          await openPanel(watched, service.current.baseUrl);
+          // Every send of the 2nd batch answered 503, as a service out of connections would,
+          // with Retry-After: 0 so the 8 tries do not wait out their back-off.
+          await page.route('**/batch', (route) => {
+            if (!/-2-of-2$/.test(route.request().headers()['idempotency-key'] ?? '')) return route.fallback();
+            return route.fulfill({
+              status: 503,
+              headers: { 'content-type': 'application/json', 'retry-after': '0' },
+              body: JSON.stringify({ status: 503, message: 'Service unavailable', data: null }),
+            });
+          });
+          await chooseFile(page, 'refused.csv', text);
+          await page.getByRole('button', { name: 'Import 1,500 books' }).click();
+          await expect.poll(() => panel(page).error(), WAIT).toBe(
+            'The import of refused.csv stopped at batch 2 of 2 (1,000 of 1,500 books imported): the service answered 503 Service unavailable. ' +
+              'Choosing the same file again continues where it stopped, without creating any book twice.',
+          );
+          expect(batches.map((batch) => [batch.key.replace(/^import-[0-9a-f]+-/, ''), batch.status])).toEqual([['1-of-2', 200], ...Array.from({ length: 8 }, () => ['2-of-2', 503])]);
+          expect(await progressSeen(page)).toContain('The service answered 503 Service unavailable, trying batch 2 again in 0 s (1,000 of 1,500 books imported so far).');
+          expect(await stored(service)).toHaveLength(1_000);
+
+          await page.unroute('**/batch');
+          await page.getByRole('button', { name: 'Continue the import' }).click();
+          await expect.poll(() => panel(page).result(), WAIT).toBe('1,500 books imported from refused.csv; 0 rows skipped. 1 of the 2 batches had already been imported (by an earlier import of this file, or before an answer was lost) and was not written again.');
+          const books = await stored(service);
+          expect(new Set(books.map((book) => book.title)).size).toBe(1_500);
+          expect(books).toHaveLength(1_500);
+          expect(unexpected(watched.problems).filter((problem) => !/status of 503/.test(problem))).toEqual([]);
         } finally {
           await watched.close();
         }
