@@ -118,6 +118,12 @@ function panel(page: Page) {
   };
 }
 
+/** A CSV of `count` valid books titled `<prefix> 1` … `<prefix> <count>`. */
+function numberedCsv(prefix: string, count: number, lineEnd = '\n'): string {
+  const rows = Array.from({ length: count }, (_, i) => `${prefix} ${i + 1},Someone,${1900 + (i % 100)}`);
+  return `title,author,year${lineEnd}${rows.join(lineEnd)}${lineEnd}`;
+}
+
 /** The 10,000-row CSV: titles unique, some quoted (commas, doubled quotes, line breaks), and 3 invalid rows. */
 function bigCsv(prefix: string) {
   const lines = ['title,author,year'];
@@ -377,7 +383,7 @@ describeIf('chromium')('import and export on the web page', () => {
       async () => {
         const watched = await openWatched(browser, service.current.baseUrl);
         const { page } = watched;
-        const small = { text: `title,author,year\r\n${Array.from({ length: 2_500 }, (_, i) => `Small ${i + 1},Someone,${1900 + (i % 100)}`).join('\r\n')}\r\n` };
+        const small = { text: numberedCsv('Small', 2_500, '\r\n') };
         try {
           await openPanel(watched, service.current.baseUrl);
           let refused = false;
@@ -421,7 +427,7 @@ describeIf('chromium')('import and export on the web page', () => {
       async () => {
         const watched = await openWatched(browser, service.current.baseUrl);
         const { page } = watched;
-        const text = `title,author,year\n${Array.from({ length: 3_000 }, (_, i) => `Stopped ${i + 1},Someone,${1900 + (i % 100)}`).join('\n')}\n`;
+        const text = numberedCsv('Stopped', 3_000);
         try {
           await openPanel(watched, service.current.baseUrl);
           // The 2nd batch reaches the service, which applies it; its answer is held until after Stop.
@@ -468,7 +474,7 @@ describeIf('chromium')('import and export on the web page', () => {
       async () => {
         const watched = await openWatched(browser, service.current.baseUrl);
         const { page, batches } = watched;
-        const text = `title,author,year\n${Array.from({ length: 1_500 }, (_, i) => `Refused ${i + 1},Someone,${1900 + (i % 100)}`).join('\n')}\n`;
+        const text = numberedCsv('Refused', 1_500);
         try {
           await openPanel(watched, service.current.baseUrl);
           // Every send of the 2nd batch answered 503, as a service out of connections would,
@@ -514,7 +520,7 @@ describeIf('chromium')('import and export on the web page', () => {
       async () => {
         const watched = await openWatched(browser, service.current.baseUrl);
         const { page } = watched;
-        const text = `title,author,year\n${Array.from({ length: 2_000 }, (_, i) => `Signed out ${i + 1},Someone,${1900 + (i % 100)}`).join('\n')}\n`;
+        const text = numberedCsv('Signed out', 2_000);
         try {
           await openPanel(watched, service.current.baseUrl);
           let release: (() => void) | undefined;
