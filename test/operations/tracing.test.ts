@@ -225,7 +225,8 @@ forEachStore((kind) => {
       expect(childrenOf(trace, serverSpanOf(trace)).map((span) => span.name)).toEqual(['INSERT books']);
     });
 
-    // Shared queries need requests that arrive in one turn (the speed path answer-in-turns).
+    // Shared queries need requests that arrive in one turn (the speed path answer-in-turns):
+    // skipped in the run with FAST_PATHS=off (CI's second leg), where no query is shared.
     it.runIf(fastPaths.has('answer-in-turns'))(
       "requests that arrive together: each request's trace shows the query that served it, a shared one in every trace it served",
       async () => {
@@ -359,7 +360,8 @@ async function waitForLogLine(service: InProcessService, matches: (line: Record<
 // Pipelined requests run one after the other (NODE_HTTP_PARTS' pipeline-in-order): the second one
 // starts from the first one's finished answer, while the first one's span is still open when
 // requests are not answered in turns (this service keeps pipelineInOrder alone on). It must not
-// run in the first one's trace. Skipped when the test run turns pipelineInOrder off.
+// run in the first one's trace.
+// Skipped in the run with NODE_HTTP_PARTS=off (CI's second leg): no pipeline order to test there.
 describe.skipIf(!machinery.pipelineInOrder)('a pipelined request behind a sampled one', () => {
   let service: InProcessService;
   let client: ApiClient;
